@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: GPL-2.0
+# mpctl: memory pressure events and user-space shrinkers.
+#
+#   make              build build/mpctl and its mpctl-<command> links
+#   make check        install what the tests need, run every test
+#   make install      PREFIX=/usr/local DESTDIR=
+#   make deps         install the Debian packages the build and tests need
+#   make static       build/static/mpctl, for the VM's initramfs
+#   make bench        run the benchmarks, write build/bench/*.json
+
+VERSION := 0.1.0
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+COMPDIR ?= $(PREFIX)/share/bash-completion/completions
+DESTDIR ?=
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+O := build
+
+COMMANDS := listen register add stress report
+
+JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
+JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson)
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
+	  -Wshadow -Wformat=2 -Wno-format-truncation -D_GNU_SOURCE -DMPCTL_VERSION='"$(VERSION)"' \
+	  -Icommon -Icmd -Istress $(JANSSON_CFLAGS)
+LDLIBS += $(JANSSON_LIBS) -lpthread -lm
+
+# stress/ holds the engine linked into mpctl and standalone programs with
+# their own main() (listed in STANDALONE)
+STANDALONE := stress/mempressure_test.c
+SRCS := $(wildcard cmd/*.c common/*.c) \
+	$(filter-out $(STANDALONE),$(wildcard stress/*.c))
+OBJS := $(SRCS:%.c=$(O)/obj/%.o)
+STATIC_OBJS := $(SRCS:%.c=$(O)/static-obj/%.o)
+HDRS := $(wildcard cmd/*.h common/*.h stress/*.h)
+PROGS := $(patsubst stress/%.c,$(O)/%,$(wildcard $(STANDALONE)))
+MANPAGES := $(wildcard man/*.1 man/*.7)
+
+all: $(O)/mpctl $(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS)
+
+$(O)/obj/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(O)/mpctl: $(OBJS)
+	$(CC) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+$(O)/mpctl-%: $(O)/mpctl
+	ln -sf mpctl $@
+
+$(O)/%: stress/%.c $(HDRS) $(filter $(O)/obj/common/%,$(OBJS))
+	$(CC) $(CFLAGS) -o $@ $< $(filter $(O)/obj/common/%,$(OBJS)) $(LDLIBS)
+
+# a static binary for the initramfs (glibc's libc.a, libjansson.a)
+$(O)/static-obj/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+static: $(O)/static/mpctl $(patsubst $(O)/%,$(O)/static/%,$(PROGS))
+
+$(O)/static/mpctl: $(STATIC_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) -static $(LDFLAGS) -o $@ $(STATIC_OBJS) $(LDLIBS)
+
+$(O)/static/%: stress/%.c $(filter $(O)/static-obj/common/%,$(STATIC_OBJS))
+	@mkdir -p $(dir $@)
+	$(CC) -static $(CFLAGS) -o $@ $< \
+		$(filter $(O)/static-obj/common/%,$(STATIC_OBJS)) $(LDLIBS)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(COMPDIR)
+	install -m 0755 $(O)/mpctl $(DESTDIR)$(BINDIR)/mpctl
+	for c in $(COMMANDS); do \
+		ln -sf mpctl $(DESTDIR)$(BINDIR)/mpctl-$$c; \
+	done
+	for p in $(PROGS); do install -m 0755 $$p $(DESTDIR)$(BINDIR)/; done
+	for m in $(filter %.1,$(MANPAGES)); do \
+		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man1/; done
+	for m in $(filter %.7,$(MANPAGES)); do \
+		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man7/; done
+	install -m 0644 completion/mpctl.bash $(DESTDIR)$(COMPDIR)/mpctl
+	for c in $(COMMANDS); do \
+		ln -sf mpctl $(DESTDIR)$(COMPDIR)/mpctl-$$c; \
+	done
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/mpctl $(addprefix $(DESTDIR)$(BINDIR)/mpctl-,$(COMMANDS))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MANPAGES))))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(filter %.7,$(MANPAGES))))
+	rm -f $(DESTDIR)$(COMPDIR)/mpctl $(addprefix $(DESTDIR)$(COMPDIR)/mpctl-,$(COMMANDS))
+
+deps:
+	scripts/deps.sh
+
+# lint the man pages; warnings are errors
+manlint:
+	@for m in $(MANPAGES); do \
+		mandoc -Tlint -W warning $$m || exit 1; \
+	done
+
+# every test: the host suite, then the VM suite when it can run here
+check: deps all
+	scripts/check.sh
+
+check-host: all
+	scripts/check.sh --host-only
+
+bench: all
+	@for b in $(wildcard bench/*.sh); do $$b || exit 1; done
+
+clean:
+	rm -rf $(O)/obj $(O)/static-obj $(O)/static $(O)/mpctl \
+		$(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS) $(O)/tap
+
+-include kernel-patch/kernel.mk
+
+.PHONY: all static install uninstall deps manlint check check-host bench clean

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The commands of the mpctl multi-call binary, and what they share:
+ * printing errors in one format, argp set-up and the final stdout check.
+ */
+#ifndef MPCTL_CMD_H
+#define MPCTL_CMD_H
+
+#include <stdbool.h>
+
+#include "mp_err.h"
+
+#ifndef MPCTL_VERSION
+#define MPCTL_VERSION "0.0.0"
+#endif
+
+int cmd_listen(int argc, char **argv);
+int cmd_register(int argc, char **argv);
+int cmd_add(int argc, char **argv);
+int cmd_stress(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+/* "mpctl <verb>", set by main() before the command runs */
+extern const char *cmd_name;
+
+/* "mpctl <verb>: <msg>" on stderr */
+void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* prints err and returns its exit status */
+int cmd_fail(const struct mp_err *err);
+/* usage error: one line, the "Try" hint, returns MP_EXIT_USAGE */
+int cmd_usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* argp_parse with the command's name in messages; argp exits 64 on error */
+struct argp;
+int cmd_argp_parse(const struct argp *argp, int argc, char **argv,
+		   void *input);
+
+#endif

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpctl listen: print memory pressure events as they come.
+ *
+ * Sleeps in poll() on the pressure source and a signalfd; the only timeout
+ * is --timeout, so an idle listener never wakes up.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "mp_cgroup.h"
+#include "mp_json.h"
+#include "mp_parse.h"
+#include "mp_pressure.h"
+
+#define LISTEN_SCHEMA		"mpctl-listen"
+#define LISTEN_SCHEMA_VERSION	1
+
+extern char **environ;
+
+struct listen_opts {
+	struct mp_source_cfg cfg;
+	long long count;		/* 0: unlimited */
+	uint64_t timeout_ns;		/* 0: none */
+	bool json;
+	bool verbose;
+	const char *exec;
+};
+
+enum {
+	OPT_PSI = 0x100,
+	OPT_SYSROOT,
+};
+
+static const struct argp_option options[] = {
+	{ "level", 'l', "LEVEL", 0,
+	  "threshold: low (default), medium, critical (alias oom)", 0 },
+	{ "cgroup", 'c', "PATH", 0,
+	  "cgroup to watch: cgroupfs path or path in the hierarchy "
+	  "(default: the caller's own)", 0 },
+	{ "backend", 'b', "NAME", 0,
+	  "mempressure, memcg, psi or auto (default: best present)", 0 },
+	{ "mode", 'm', "MODE", 0,
+	  "memcg propagation: default, hierarchy or local", 0 },
+	{ "psi", OPT_PSI, "SPEC", 0,
+	  "psi trigger for the level, 'some|full STALL WINDOW' (us)", 0 },
+	{ "count", 'n', "N", 0, "exit 0 after N events", 0 },
+	{ "timeout", 't', "TIME", 0, "exit 0 after TIME (e.g. 500ms, 10s)", 0 },
+	{ "json", 'j', NULL, 0, "print JSON Lines, one object per event", 0 },
+	{ "exec", 'e', "CMD", 0,
+	  "run CMD with /bin/sh for each event (MPCTL_* environment)", 0 },
+	{ "verbose", 'v', NULL, 0, "say on stderr when listening starts", 0 },
+	{ "sysroot", OPT_SYSROOT, "DIR", 0,
+	  "read /proc and /sys under DIR (for tests)", 0 },
+	{ 0 }
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct listen_opts *o = state->input;
+	struct mp_err err;
+	uint64_t ns;
+
+	switch (key) {
+	case 'l':
+		if (mp_level_parse(arg, &o->cfg.level))
+			argp_error(state, "unknown level '%s'", arg);
+		break;
+	case 'c':
+		o->cfg.cgroup = arg;
+		break;
+	case 'b':
+		if (mp_backend_parse(arg, &o->cfg.backend))
+			argp_error(state, "unknown backend '%s'", arg);
+		break;
+	case 'm':
+		if (mp_mode_parse(arg, &o->cfg.mode))
+			argp_error(state, "unknown mode '%s'", arg);
+		o->cfg.mode_set = true;
+		break;
+	case OPT_PSI:
+		if (mp_psi_parse(arg, &o->cfg.psi, &err))
+			argp_error(state, "%s", err.msg);
+		o->cfg.psi_set = true;
+		break;
+	case 'n':
+		if (mp_parse_long(arg, 1, INT32_MAX, &o->count))
+			argp_error(state, "invalid count '%s': %s", arg,
+				   errno == ERANGE ?
+				   "must be 1 to 2147483647" :
+				   "not a number");
+		break;
+	case 't':
+		if (mp_parse_duration(arg, &ns) || !ns)
+			argp_error(state, "invalid duration '%s'", arg);
+		o->timeout_ns = ns;
+		break;
+	case 'j':
+		o->json = true;
+		break;
+	case 'e':
+		if (!*arg)
+			argp_error(state, "empty command for --exec");
+		o->exec = arg;
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	case OPT_SYSROOT:
+		mp_set_sysroot(arg);
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp listen_argp = {
+	options, parse_opt, NULL,
+	"Print memory pressure events of a cgroup, one line each.\v"
+	"Exit status: 0 after --count events, at --timeout or on SIGINT/"
+	"SIGTERM; 1 on failure (e.g. the cgroup was removed); 64 usage "
+	"error; 69 no such kernel interface; 77 permission denied.",
+	NULL, NULL, NULL
+};
+
+static json_t *event_json(const struct mp_source *src,
+			  const struct mp_event *ev, uint64_t seq)
+{
+	enum mp_backend b = mp_source_backend(src);
+	json_t *doc = mp_json_doc(LISTEN_SCHEMA, LISTEN_SCHEMA_VERSION);
+
+	json_object_set_new(doc, "event", json_pack(
+		"{s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:I}",
+		"seq", (json_int_t)seq,
+		"time_ns", (json_int_t)ev->time_ns,
+		"monotonic_ns", (json_int_t)ev->mono_ns,
+		"backend", mp_backend_name(b),
+		"cgroup", mp_source_cgroup(src)->path,
+		"level", mp_level_name(ev->level),
+		"level_native", mp_level_native(b, ev->level),
+		"events", (json_int_t)ev->count));
+	return doc;
+}
+
+static void fmt_time(uint64_t ns, char *buf, size_t len)
+{
+	time_t sec = ns / 1000000000ULL;
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&sec, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%06uZ",
+		 (unsigned int)(ns % 1000000000ULL / 1000));
+}
+
+/* Run --exec for one event with the event in the environment. */
+static void run_exec(const struct listen_opts *o, const struct mp_source *src,
+		     const struct mp_event *ev, uint64_t seq, const char *json)
+{
+	enum mp_backend b = mp_source_backend(src);
+	char vars[7][PATH_MAX + 64];
+	char *argv[] = { "sh", "-c", (char *)o->exec, NULL };
+	posix_spawnattr_t attr;
+	sigset_t none, deflt;
+	char **envp;
+	size_t n = 0, i;
+	int status;
+	pid_t pid;
+
+	while (environ[n])
+		n++;
+	envp = calloc(n + 9, sizeof(*envp));
+	if (!envp) {
+		cmd_error("cannot run '%s': out of memory", o->exec);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		envp[i] = environ[i];
+	snprintf(vars[0], sizeof(vars[0]), "MPCTL_LEVEL=%s",
+		 mp_level_name(ev->level));
+	snprintf(vars[1], sizeof(vars[1]), "MPCTL_BACKEND=%s",
+		 mp_backend_name(b));
+	snprintf(vars[2], sizeof(vars[2]), "MPCTL_CGROUP=%s",
+		 mp_source_cgroup(src)->path);
+	snprintf(vars[3], sizeof(vars[3]), "MPCTL_EVENTS=%" PRIu64, ev->count);
+	snprintf(vars[4], sizeof(vars[4]), "MPCTL_TIME_NS=%" PRIu64,
+		 ev->time_ns);
+	snprintf(vars[5], sizeof(vars[5]), "MPCTL_SEQ=%" PRIu64, seq);
+	snprintf(vars[6], sizeof(vars[6]), "MPCTL_LEVEL_NATIVE=%s",
+		 mp_level_native(b, ev->level));
+	for (i = 0; i < 7; i++)
+		envp[n++] = vars[i];
+	if (json && asprintf(&envp[n], "MPCTL_EVENT_JSON=%s", json) > 0)
+		n++;
+	envp[n] = NULL;
+
+	/* the child gets default signal handling and an empty mask */
+	sigemptyset(&none);
+	sigemptyset(&deflt);
+	sigaddset(&deflt, SIGINT);
+	sigaddset(&deflt, SIGTERM);
+	sigaddset(&deflt, SIGHUP);
+	sigaddset(&deflt, SIGPIPE);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &deflt);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
+				 POSIX_SPAWN_SETSIGDEF);
+	fflush(stdout);
+	errno = posix_spawn(&pid, "/bin/sh", NULL, &attr, argv, envp);
+	posix_spawnattr_destroy(&attr);
+	if (json)
+		free(envp[n - 1]);
+	free(envp);
+	if (errno) {
+		cmd_error("cannot run '%s': %s", o->exec, strerror(errno));
+		return;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		cmd_error("command '%s' exited with status %d", o->exec,
+			  WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		cmd_error("command '%s' killed by signal %d", o->exec,
+			  WTERMSIG(status));
+}
+
+static int print_event(const struct listen_opts *o,
+		       const struct mp_source *src, const struct mp_event *ev,
+		       uint64_t seq)
+{
+	enum mp_backend b = mp_source_backend(src);
+	char *line = NULL;
+	json_t *doc = NULL;
+	char when[64];
+	int ret = 0;
+
+	if (o->json || o->exec) {
+		doc = event_json(src, ev, seq);
+		line = json_dumps(doc, JSON_PRESERVE_ORDER | JSON_COMPACT);
+	}
+	if (o->json) {
+		if (!line || puts(line) == EOF)
+			ret = -1;
+	} else {
+		fmt_time(ev->time_ns, when, sizeof(when));
+		if (printf("%s backend=%s cgroup=%s level=%s events=%" PRIu64
+			   "\n", when, mp_backend_name(b),
+			   mp_source_cgroup(src)->path,
+			   mp_level_native(b, ev->level), ev->count) < 0)
+			ret = -1;
+	}
+	if (fflush(stdout) == EOF)
+		ret = -1;
+	if (!ret && o->exec)
+		run_exec(o, src, ev, seq, line);
+	free(line);
+	json_decref(doc);
+	return ret;
+}
+
+static int listen_loop(const struct listen_opts *o, struct mp_source *src,
+		       int sfd)
+{
+	uint64_t deadline = 0, seq = 0;
+	struct pollfd pfd[2] = {
+		{ .fd = sfd, .events = POLLIN },
+		{ .fd = mp_source_fd(src), .events = POLLIN },
+	};
+	struct mp_event ev;
+	struct mp_err err;
+	int ret;
+
+	if (o->timeout_ns)
+		deadline = mp_now_ns(CLOCK_MONOTONIC) + o->timeout_ns;
+	for (;;) {
+		int timeout = -1;
+
+		if (deadline) {
+			uint64_t now = mp_now_ns(CLOCK_MONOTONIC);
+
+			if (now >= deadline)
+				return MP_EXIT_OK;
+			/* round up so that we never wake up early */
+			timeout = (deadline - now + 999999) / 1000000;
+		}
+		ret = poll(pfd, 2, timeout);
+		if (ret < 0) {
+			if (errno == EINTR)
+				continue;
+			cmd_error("poll: %s", strerror(errno));
+			return MP_EXIT_FAILURE;
+		}
+		if (pfd[0].revents)
+			return MP_EXIT_OK;	/* SIGINT, SIGTERM, SIGHUP */
+		if (!pfd[1].revents)
+			continue;
+		ret = mp_source_read(src, &ev, &err);
+		if (ret < 0)
+			return cmd_fail(&err);
+		if (!ret)
+			continue;
+		if (print_event(o, src, &ev, ++seq)) {
+			if (errno != EPIPE)
+				cmd_error("write error: %s", strerror(errno));
+			return MP_EXIT_FAILURE;
+		}
+		if (o->count && seq >= (uint64_t)o->count)
+			return MP_EXIT_OK;
+	}
+}
+
+int cmd_listen(int argc, char **argv)
+{
+	struct listen_opts o = {
+		.cfg = { .backend = MP_BACKEND_AUTO, .level = MP_LEVEL_LOW },
+	};
+	struct mp_source *src;
+	struct mp_err err;
+	sigset_t mask;
+	int sfd, ret;
+
+	cmd_argp_parse(&listen_argp, argc, argv, &o);
+
+	/* signals arrive through a signalfd, so poll() is the only wait */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		cmd_error("signalfd: %s", strerror(errno));
+		return MP_EXIT_FAILURE;
+	}
+	if (mp_source_open(&o.cfg, &src, &err)) {
+		close(sfd);
+		return cmd_fail(&err);
+	}
+	if (o.verbose)
+		cmd_error("listening: backend=%s cgroup=%s level=%s file=%s",
+			  mp_backend_name(mp_source_backend(src)),
+			  mp_source_cgroup(src)->path,
+			  mp_level_native(mp_source_backend(src),
+					  o.cfg.level),
+			  mp_source_file(src));
+	ret = listen_loop(&o, src, sfd);
+	mp_source_close(src);
+	close(sfd);
+	return ret;
+}

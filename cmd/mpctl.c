@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mpctl: memory pressure cooperation for Linux.
+ *
+ * A multi-call binary: "mpctl <command> ..." or, through a link,
+ * "mpctl-<command> ...". Exact command names only.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+struct cmd_struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct cmd_struct commands[] = {
+	{ "listen", cmd_listen, "print memory pressure events" },
+	{ "register", cmd_register, "run a command with a user-space shrinker" },
+	{ "add", cmd_add, "account reclaimable chunks, wait for requests" },
+	{ "stress", cmd_stress, "allocate under a limit with the shrinker" },
+	{ "report", cmd_report, "run the standard suite, compare reports" },
+};
+
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+const char *cmd_name = "mpctl";
+const char *argp_program_version = "mpctl " MPCTL_VERSION;
+const char *argp_program_bug_address = "<mpctl@example.org>";
+
+void cmd_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", cmd_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cmd_fail(const struct mp_err *err)
+{
+	cmd_error("%s", err->msg);
+	return err->status ? err->status : MP_EXIT_FAILURE;
+}
+
+int cmd_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", cmd_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help' for more information.\n",
+		cmd_name);
+	return MP_EXIT_USAGE;
+}
+
+int cmd_argp_parse(const struct argp *argp, int argc, char **argv,
+		   void *input)
+{
+	/* argp names the program after program_invocation_short_name */
+	program_invocation_short_name = (char *)cmd_name;
+	program_invocation_name = (char *)cmd_name;
+	argp_err_exit_status = MP_EXIT_USAGE;
+	if (argc > 0)
+		argv[0] = (char *)cmd_name;
+	return argp_parse(argp, argc, argv, 0, NULL, input);
+}
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "Usage: mpctl <command> [options]\n"
+		"       mpctl-<command> [options]\n\n"
+		"Memory pressure events and user-space shrinkers.\n\n"
+		"Commands:\n");
+	for (i = 0; i < NR_COMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\nOptions:\n"
+		"  -h, --help     give this help list\n"
+		"  -V, --version  print program version\n\n"
+		"Run 'mpctl <command> --help' for a command's options.\n"
+		"See mpctl(1).\n");
+}
+
+/* After the command: a failed write to stdout is a failure too. */
+static int finish(int status)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		if (errno != EPIPE)
+			cmd_error("write error: %s", strerror(errno));
+		return status ? status : MP_EXIT_FAILURE;
+	}
+	if (fclose(stdout) && errno != EPIPE && !status) {
+		cmd_error("write error: %s", strerror(errno));
+		return MP_EXIT_FAILURE;
+	}
+	return status;
+}
+
+static int run(const struct cmd_struct *c, int argc, char **argv)
+{
+	static char name[64];
+
+	snprintf(name, sizeof(name), "mpctl %s", c->name);
+	cmd_name = name;
+	optind = 0;	/* reset getopt state, as busybox does per applet */
+	return finish(c->fn(argc, argv));
+}
+
+static const struct cmd_struct *lookup(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NR_COMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd_struct *c;
+	const char *base;
+
+	base = strrchr(argv[0], '/');
+	base = base ? base + 1 : argv[0];
+	if (!strncmp(base, "mpctl-", 6)) {
+		c = lookup(base + 6);
+		if (!c) {
+			cmd_error("unknown command '%s'", base + 6);
+			return MP_EXIT_USAGE;
+		}
+		return run(c, argc, argv);
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return MP_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return finish(MP_EXIT_OK);
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("mpctl %s\n", MPCTL_VERSION);
+		return finish(MP_EXIT_OK);
+	}
+	c = lookup(argv[1]);
+	if (!c) {
+		return cmd_usage_error(argv[1][0] == '-' ?
+				       "unknown option '%s'" :
+				       "unknown command '%s'", argv[1]);
+	}
+	return run(c, argc - 1, argv + 1);
+}

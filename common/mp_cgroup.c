@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mp_cgroup.h"
+
+static char sysroot[PATH_MAX];
+static bool sysroot_set;
+
+void mp_set_sysroot(const char *root)
+{
+	snprintf(sysroot, sizeof(sysroot), "%s", root ? root : "");
+	/* "/" and "" both mean the real root */
+	if (!strcmp(sysroot, "/"))
+		sysroot[0] = '\0';
+	sysroot_set = true;
+}
+
+const char *mp_sysroot(void)
+{
+	if (!sysroot_set)
+		mp_set_sysroot(getenv("MPCTL_SYSROOT"));
+	return sysroot;
+}
+
+char *mp_syspath(char *buf, size_t len, const char *abs)
+{
+	int n = snprintf(buf, len, "%s%s", mp_sysroot(), abs);
+
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	return buf;
+}
+
+int mp_read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	size_t off = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (off + 1 < len) {
+		n = read(fd, buf + off, len - 1 - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		off += n;
+	}
+	buf[off] = '\0';
+	close(fd);
+	return 0;
+}
+
+/* Undo mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape(char *s)
+{
+	char *d = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+				      (s[3] - '0'));
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = '\0';
+}
+
+static bool has_opt(const char *opts, const char *opt)
+{
+	size_t len = strlen(opt);
+	const char *p = opts;
+
+	while ((p = strstr(p, opt))) {
+		if ((p == opts || p[-1] == ',') &&
+		    (p[len] == ',' || p[len] == '\0'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+/*
+ * Walk mountinfo; take the first cgroup mount of the asked version (and v1
+ * controller). A mount of the hierarchy's root wins over a bind mount of a
+ * subtree.
+ */
+static int find_hier(enum mp_cg_version version, const char *controller,
+		     struct mp_hier *h)
+{
+	char path[PATH_MAX], line[4096];
+	bool found = false;
+	FILE *f;
+
+	if (!mp_syspath(path, sizeof(path), "/proc/self/mountinfo"))
+		return -1;
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *field[16], *sep, *save = NULL, *tok;
+		char *fstype, *opts;
+		int n = 0;
+
+		/* fields before " - ": id parent dev root mnt opts [optional] */
+		sep = strstr(line, " - ");
+		if (!sep)
+			continue;
+		*sep = '\0';
+		for (tok = strtok_r(line, " ", &save); tok && n < 16;
+		     tok = strtok_r(NULL, " ", &save))
+			field[n++] = tok;
+		if (n < 6)
+			continue;
+		save = NULL;
+		fstype = strtok_r(sep + 3, " \n", &save);
+		if (!fstype || !strtok_r(NULL, " \n", &save))
+			continue;
+		opts = strtok_r(NULL, " \n", &save);
+		if (!opts)
+			opts = "";
+		if (version == MP_CG_V2 && strcmp(fstype, "cgroup2"))
+			continue;
+		if (version == MP_CG_V1 &&
+		    (strcmp(fstype, "cgroup") || !has_opt(opts, controller)))
+			continue;
+		if (found && strcmp(field[3], "/"))
+			continue;
+		unescape(field[3]);
+		unescape(field[4]);
+		h->version = version;
+		snprintf(h->root, sizeof(h->root), "%s", field[3]);
+		if (!mp_syspath(h->mnt, sizeof(h->mnt), field[4]))
+			continue;
+		snprintf(h->opts, sizeof(h->opts), "%s", opts);
+		snprintf(h->controller, sizeof(h->controller), "%s",
+			 controller ? controller : "");
+		found = true;
+		if (!strcmp(h->root, "/"))
+			break;
+	}
+	fclose(f);
+	if (!found) {
+		errno = ENOENT;
+		return -1;
+	}
+	return 0;
+}
+
+int mp_find_v1(const char *controller, struct mp_hier *h)
+{
+	return find_hier(MP_CG_V1, controller, h);
+}
+
+int mp_find_v2(struct mp_hier *h)
+{
+	return find_hier(MP_CG_V2, NULL, h);
+}
+
+static bool word_in(const char *list, const char *word)
+{
+	size_t len = strlen(word);
+	const char *p = list;
+
+	while ((p = strstr(p, word))) {
+		if ((p == list || p[-1] == ' ' || p[-1] == '\t' ||
+		     p[-1] == '\n') &&
+		    (p[len] == ' ' || p[len] == '\t' || p[len] == '\n' ||
+		     p[len] == '\0'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+bool mp_v2_has_controller(const struct mp_hier *h, const char *name)
+{
+	char path[PATH_MAX + 32], buf[1024];
+
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", h->mnt);
+	if (mp_read_file(path, buf, sizeof(buf)))
+		return false;
+	return word_in(buf, name);
+}
+
+bool mp_kernel_has_controller(const char *name)
+{
+	char path[PATH_MAX], line[256];
+	bool found = false;
+	FILE *f;
+
+	if (!mp_syspath(path, sizeof(path), "/proc/cgroups"))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char sub[64];
+		int hier, num, enabled;
+
+		if (sscanf(line, "%63s %d %d %d", sub, &hier, &num,
+			   &enabled) == 4 && !strcmp(sub, name) && enabled) {
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+int mp_self_cgroup(const struct mp_hier *h, char *out, size_t len)
+{
+	char path[PATH_MAX], line[4096];
+	int ret = -1;
+	FILE *f;
+
+	if (!mp_syspath(path, sizeof(path), "/proc/self/cgroup"))
+		return -1;
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	errno = ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		char *ctrl, *cgpath, *nl;
+
+		ctrl = strchr(line, ':');
+		if (!ctrl)
+			continue;
+		*ctrl++ = '\0';
+		cgpath = strchr(ctrl, ':');
+		if (!cgpath)
+			continue;
+		*cgpath++ = '\0';
+		nl = strchr(cgpath, '\n');
+		if (nl)
+			*nl = '\0';
+		if (h->version == MP_CG_V2 ? strcmp(line, "0") || *ctrl :
+		    !has_opt(ctrl, h->controller))
+			continue;
+		snprintf(out, len, "%s", cgpath);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Map a path in the hierarchy to the directory under the mount. */
+static int hier_to_dir(const struct mp_hier *h, const char *hpath,
+		       char *dir, size_t len)
+{
+	size_t rl = strlen(h->root);
+	int n;
+
+	if (strcmp(h->root, "/")) {
+		if (strncmp(hpath, h->root, rl) ||
+		    (hpath[rl] != '/' && hpath[rl] != '\0')) {
+			errno = ENOENT;
+			return -1;
+		}
+		hpath += rl;
+	}
+	while (*hpath == '/')
+		hpath++;
+	n = snprintf(dir, len, "%s%s%s", h->mnt, *hpath ? "/" : "", hpath);
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+static void strip_trailing_slashes(char *p)
+{
+	size_t l = strlen(p);
+
+	while (l > 1 && p[l - 1] == '/')
+		p[--l] = '\0';
+}
+
+int mp_cgroup_resolve(const struct mp_hier *h, const char *user,
+		      struct mp_cgroup *cg, struct mp_err *err)
+{
+	char hpath[PATH_MAX], tmp[PATH_MAX], probe[PATH_MAX + 16];
+	size_t ml = strlen(h->mnt);
+	const char *shown = user;
+	struct stat st;
+
+	memset(cg, 0, sizeof(*cg));
+	cg->hier = *h;
+	if (!user) {
+		if (mp_self_cgroup(h, hpath, sizeof(hpath)))
+			snprintf(hpath, sizeof(hpath), "/");
+		shown = hpath;
+		if (hier_to_dir(h, hpath, cg->dir, sizeof(cg->dir))) {
+			/* our cgroup is outside this mount: use its root */
+			snprintf(cg->dir, sizeof(cg->dir), "%s", h->mnt);
+		}
+	} else if (!*user) {
+		return mp_errf(err, MP_EXIT_USAGE, 0, "empty cgroup path");
+	} else if (user[0] == '/' &&
+		   (!strncmp(user, h->mnt, ml) &&
+		    (user[ml] == '/' || user[ml] == '\0'))) {
+		snprintf(cg->dir, sizeof(cg->dir), "%s", user);
+	} else if (user[0] == '/' && strcmp(user, "/") && !stat(user, &st)) {
+		/* an existing file system path outside the hierarchy */
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "not a cgroup of the %s hierarchy '%s'",
+			       h->version == MP_CG_V2 ? "cgroup2" :
+			       h->controller, user);
+	} else {
+		/* hierarchy path: "/a/b" as in /proc/self/cgroup, or "a/b" */
+		if (user[0] == '/') {
+			if (hier_to_dir(h, user, cg->dir, sizeof(cg->dir)))
+				return mp_errf(err, MP_EXIT_FAILURE, errno,
+					       "cannot resolve cgroup '%s'",
+					       user);
+		} else if (snprintf(cg->dir, sizeof(cg->dir), "%s/%s", h->mnt,
+				    user) >= (int)sizeof(cg->dir)) {
+			return mp_errf(err, MP_EXIT_USAGE, ENAMETOOLONG,
+				       "cannot resolve cgroup '%s'", user);
+		}
+	}
+	strip_trailing_slashes(cg->dir);
+	if (strstr(cg->dir, "/../") || strstr(cg->dir, "/./") ||
+	    (strlen(cg->dir) >= 3 &&
+	     !strcmp(cg->dir + strlen(cg->dir) - 3, "/..")))
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "cgroup path must not contain '.' or '..' '%s'",
+			       shown);
+	if (stat(cg->dir, &st))
+		return mp_errf(err, errno == ENOENT ? MP_EXIT_FAILURE : -1,
+			       errno, "cannot open cgroup '%s'", shown);
+	snprintf(probe, sizeof(probe), "%s/cgroup.procs", cg->dir);
+	if (!S_ISDIR(st.st_mode) || access(probe, F_OK))
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "not a cgroup '%s'", shown);
+	/* the path in the hierarchy, for display */
+	snprintf(tmp, sizeof(tmp), "%s%s%s", strcmp(h->root, "/") ? h->root :
+		 "", "", cg->dir + ml);
+	snprintf(cg->path, sizeof(cg->path), "%s", *tmp ? tmp : "/");
+	return 0;
+}
+
+static int cg_file(const struct mp_cgroup *cg, const char *file, char *buf,
+		   size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s", cg->dir, file);
+
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+int mp_cg_read(const struct mp_cgroup *cg, const char *file, char *buf,
+	       size_t len)
+{
+	char path[PATH_MAX];
+
+	if (cg_file(cg, file, path, sizeof(path)))
+		return -1;
+	return mp_read_file(path, buf, len);
+}
+
+int mp_cg_read_u64(const struct mp_cgroup *cg, const char *file,
+		   uint64_t *val)
+{
+	char buf[64], *end;
+
+	if (mp_cg_read(cg, file, buf, sizeof(buf)))
+		return -1;
+	if (!strncmp(buf, "max", 3)) {
+		*val = UINT64_MAX;
+		return 0;
+	}
+	errno = 0;
+	*val = strtoull(buf, &end, 10);
+	if (end == buf || errno) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+int mp_cg_write(const struct mp_cgroup *cg, const char *file, const char *str)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(str);
+	ssize_t n;
+	int fd;
+
+	if (cg_file(cg, file, path, sizeof(path)))
+		return -1;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, str, len);
+	if (n < 0 || (size_t)n != len) {
+		int e = n < 0 ? errno : EIO;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
+bool mp_cg_has_file(const struct mp_cgroup *cg, const char *file)
+{
+	char path[PATH_MAX];
+
+	return !cg_file(cg, file, path, sizeof(path)) && !access(path, F_OK);
+}
+
+bool mp_cg_exists(const struct mp_cgroup *cg)
+{
+	return mp_cg_has_file(cg, "cgroup.procs");
+}
+
+int mp_cg_create(const struct mp_cgroup *parent, const char *name,
+		 struct mp_cgroup *child)
+{
+	int n;
+
+	if (!*name || strchr(name, '/') || !strcmp(name, ".") ||
+	    !strcmp(name, "..")) {
+		errno = EINVAL;
+		return -1;
+	}
+	*child = *parent;
+	n = snprintf(child->dir, sizeof(child->dir), "%s/%s", parent->dir,
+		     name);
+	if (n < 0 || (size_t)n >= sizeof(child->dir)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	snprintf(child->path, sizeof(child->path), "%s%s%s", parent->path,
+		 strcmp(parent->path, "/") ? "/" : "", name);
+	return mkdir(child->dir, 0755);
+}
+
+int mp_cg_remove(const struct mp_cgroup *cg, int timeout_ms)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	int waited = 0;
+
+	for (;;) {
+		if (!rmdir(cg->dir) || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY || waited >= timeout_ms)
+			return -1;
+		nanosleep(&ts, NULL);
+		waited += 10;
+	}
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cgroup discovery and access.
+ *
+ * Hierarchies are found in /proc/self/mountinfo, never assumed. Every path
+ * read from the system is prefixed with the sysroot (MPCTL_SYSROOT in the
+ * environment or mp_set_sysroot()), so that the parsers can be tested
+ * against recorded /proc and /sys trees.
+ */
+#ifndef MP_CGROUP_H
+#define MP_CGROUP_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mp_err.h"
+
+enum mp_cg_version {
+	MP_CG_V1 = 1,
+	MP_CG_V2 = 2,
+};
+
+struct mp_hier {
+	enum mp_cg_version version;
+	char mnt[PATH_MAX];	/* mount point, sysroot included */
+	char root[PATH_MAX];	/* root of the mount within the hierarchy */
+	char opts[512];		/* super options (v1 controllers) */
+	char controller[32];	/* v1: the controller asked for */
+};
+
+struct mp_cgroup {
+	struct mp_hier hier;
+	char dir[PATH_MAX];	/* cgroupfs directory, sysroot included */
+	char path[PATH_MAX];	/* path in the hierarchy, "/" for its root */
+};
+
+void mp_set_sysroot(const char *sysroot);
+const char *mp_sysroot(void);
+/* sysroot + abs into buf; returns buf, or NULL if it does not fit */
+char *mp_syspath(char *buf, size_t len, const char *abs);
+
+/* The v1 hierarchy that has the controller mounted, or the cgroup2 one. */
+int mp_find_v1(const char *controller, struct mp_hier *h);
+int mp_find_v2(struct mp_hier *h);
+/* The v2 controllers available at the root ("cgroup.controllers"). */
+bool mp_v2_has_controller(const struct mp_hier *h, const char *name);
+/* Whether /proc/cgroups lists the controller (compiled in, enabled). */
+bool mp_kernel_has_controller(const char *name);
+
+/*
+ * The calling process's cgroup in a hierarchy (from /proc/self/cgroup),
+ * as a path in the hierarchy.
+ */
+int mp_self_cgroup(const struct mp_hier *h, char *path, size_t len);
+
+/*
+ * Resolve a user's --cgroup: an absolute cgroupfs path (under the mount
+ * point), a cgroup path as /proc/<pid>/cgroup writes it ("/a/b"), or a
+ * path relative to the hierarchy's mount ("a/b"). NULL means the calling
+ * process's own cgroup. The directory must exist and be a cgroup.
+ */
+int mp_cgroup_resolve(const struct mp_hier *h, const char *user,
+		      struct mp_cgroup *cg, struct mp_err *err);
+
+/* Small file helpers on a cgroup directory; 0 or -1 with errno. */
+int mp_cg_read(const struct mp_cgroup *cg, const char *file, char *buf,
+	       size_t len);
+int mp_cg_read_u64(const struct mp_cgroup *cg, const char *file,
+		   uint64_t *val);
+int mp_cg_write(const struct mp_cgroup *cg, const char *file,
+		const char *str);
+bool mp_cg_has_file(const struct mp_cgroup *cg, const char *file);
+bool mp_cg_exists(const struct mp_cgroup *cg);
+
+/*
+ * Create a child cgroup named name under parent (fails with EEXIST if it
+ * exists), and remove it again. Removal retries while the kernel still
+ * reports it busy (EBUSY) for up to timeout_ms.
+ */
+int mp_cg_create(const struct mp_cgroup *parent, const char *name,
+		 struct mp_cgroup *child);
+int mp_cg_remove(const struct mp_cgroup *cg, int timeout_ms);
+
+/* Read a whole small file (at most len - 1 bytes, NUL-terminated). */
+int mp_read_file(const char *path, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,657 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#include "mp_parse.h"
+#include "mp_pressure.h"
+
+#define PSI_WINDOW_MIN_US	500000ULL
+#define PSI_WINDOW_MAX_US	10000000ULL
+#define PSI_UNPRIV_WINDOW_US	2000000ULL
+
+struct mp_watch {
+	int fd;			/* eventfd (v1) or the trigger file (psi, v2) */
+	enum mp_level level;
+	bool is_eventfd;
+};
+
+struct mp_source {
+	enum mp_backend backend;
+	enum mp_cg_version cgver;
+	struct mp_cgroup cg;
+	bool system;		/* psi on /proc/pressure/memory */
+	char file[PATH_MAX + 32];
+	int epfd;
+	int nwatch;
+	struct mp_watch watch[MP_LEVEL_NR];
+};
+
+static const char *const backend_names[MP_BACKEND_NR] = {
+	[MP_BACKEND_MEMPRESSURE] = "mempressure",
+	[MP_BACKEND_MEMCG] = "memcg",
+	[MP_BACKEND_PSI] = "psi",
+};
+
+static const char *const level_names[MP_LEVEL_NR] = {
+	[MP_LEVEL_LOW] = "low",
+	[MP_LEVEL_MEDIUM] = "medium",
+	[MP_LEVEL_CRITICAL] = "critical",
+};
+
+static const char *const mode_names[] = {
+	[MP_MODE_DEFAULT] = "default",
+	[MP_MODE_HIERARCHY] = "hierarchy",
+	[MP_MODE_LOCAL] = "local",
+};
+
+uint64_t mp_now_ns(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+const char *mp_backend_name(enum mp_backend b)
+{
+	if (b < 0 || b >= MP_BACKEND_NR)
+		return "auto";
+	return backend_names[b];
+}
+
+int mp_backend_parse(const char *s, enum mp_backend *b)
+{
+	int i;
+
+	if (!strcmp(s, "auto")) {
+		*b = MP_BACKEND_AUTO;
+		return 0;
+	}
+	for (i = 0; i < MP_BACKEND_NR; i++) {
+		if (!strcmp(s, backend_names[i])) {
+			*b = i;
+			return 0;
+		}
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+const char *mp_level_name(enum mp_level l)
+{
+	return l >= 0 && l < MP_LEVEL_NR ? level_names[l] : "unknown";
+}
+
+const char *mp_level_native(enum mp_backend b, enum mp_level l)
+{
+	if (b == MP_BACKEND_MEMPRESSURE && l == MP_LEVEL_CRITICAL)
+		return "oom";
+	return mp_level_name(l);
+}
+
+int mp_level_parse(const char *s, enum mp_level *l)
+{
+	int i;
+
+	if (!strcmp(s, "oom")) {
+		*l = MP_LEVEL_CRITICAL;
+		return 0;
+	}
+	for (i = 0; i < MP_LEVEL_NR; i++) {
+		if (!strcmp(s, level_names[i])) {
+			*l = i;
+			return 0;
+		}
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+const char *mp_mode_name(enum mp_mode m)
+{
+	return mode_names[m];
+}
+
+int mp_mode_parse(const char *s, enum mp_mode *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+		if (!strcmp(s, mode_names[i])) {
+			*m = i;
+			return 0;
+		}
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+/*
+ * Default triggers, the ones Android's lmkd uses: stall within a 1 s
+ * window of 70 ms (some) for low, 100 ms (some) for medium and 70 ms
+ * (full) for critical. Without CAP_SYS_RESOURCE the kernel only accepts
+ * windows in multiples of 2 s, so the unprivileged defaults scale to 2 s.
+ */
+void mp_psi_default(enum mp_level l, struct mp_psi_trigger *t)
+{
+	static const struct mp_psi_trigger def[MP_LEVEL_NR] = {
+		[MP_LEVEL_LOW] = { false, 70000, 1000000 },
+		[MP_LEVEL_MEDIUM] = { false, 100000, 1000000 },
+		[MP_LEVEL_CRITICAL] = { true, 70000, 1000000 },
+	};
+
+	*t = def[l];
+	if (!mp_privileged()) {
+		t->stall_us *= 2;
+		t->window_us *= 2;
+	}
+}
+
+bool mp_privileged(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data))
+		return geteuid() == 0;
+	return data[CAP_SYS_RESOURCE / 32].effective &
+	       (1U << (CAP_SYS_RESOURCE % 32));
+}
+
+static int psi_time(const char *s, uint64_t *us)
+{
+	uint64_t ns;
+	long long v;
+
+	/* a bare number is microseconds, as in the kernel's format */
+	if (!mp_parse_long(s, 0, INT64_MAX / 1000, &v)) {
+		*us = v;
+		return 0;
+	}
+	if (mp_parse_duration(s, &ns))
+		return -1;
+	*us = ns / 1000;
+	return 0;
+}
+
+int mp_psi_parse(const char *spec, struct mp_psi_trigger *t,
+		 struct mp_err *err)
+{
+	char kind[16], stall[32], window[32], extra[2];
+	int n;
+
+	n = sscanf(spec, "%15s %31s %31s %1s", kind, stall, window, extra);
+	if (n != 3)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid psi trigger '%s': expected 'some|full <stall> <window>'",
+			       spec);
+	if (!strcmp(kind, "some"))
+		t->full = false;
+	else if (!strcmp(kind, "full"))
+		t->full = true;
+	else
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid psi trigger '%s': '%s' is neither 'some' nor 'full'",
+			       spec, kind);
+	if (psi_time(stall, &t->stall_us))
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid psi stall time '%s'", stall);
+	if (psi_time(window, &t->window_us))
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid psi window '%s'", window);
+	return 0;
+}
+
+int mp_psi_check(const struct mp_psi_trigger *t, bool privileged,
+		 struct mp_err *err)
+{
+	if (t->window_us < PSI_WINDOW_MIN_US ||
+	    t->window_us > PSI_WINDOW_MAX_US)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "psi window %" PRIu64 " us out of range: must be 500000 to 10000000 us",
+			       t->window_us);
+	if (t->stall_us == 0 || t->stall_us > t->window_us)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "psi stall %" PRIu64 " us out of range: must be 1 to the window (%" PRIu64 " us)",
+			       t->stall_us, t->window_us);
+	if (!privileged && t->window_us % PSI_UNPRIV_WINDOW_US)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "psi window %" PRIu64 " us: without CAP_SYS_RESOURCE it must be a multiple of 2 s",
+			       t->window_us);
+	return 0;
+}
+
+/* Where each backend's interface lives. */
+static int find_mempressure(struct mp_hier *h)
+{
+	if (!mp_find_v1("mempressure", h))
+		return 0;
+	if (!mp_find_v2(h) && mp_v2_has_controller(h, "mempressure"))
+		return 0;
+	errno = ENOENT;
+	return -1;
+}
+
+static int find_memcg(struct mp_hier *h)
+{
+	char path[PATH_MAX + 32];
+
+	if (mp_find_v1("memory", h))
+		return -1;
+	snprintf(path, sizeof(path), "%s/memory.pressure_level", h->mnt);
+	return access(path, F_OK);
+}
+
+static int find_psi(struct mp_hier *h, bool *have_v2)
+{
+	char path[PATH_MAX];
+
+	*have_v2 = !mp_find_v2(h);
+	if (!mp_syspath(path, sizeof(path), "/proc/pressure/memory"))
+		return -1;
+	if (*have_v2 || !access(path, F_OK))
+		return 0;
+	errno = ENOENT;
+	return -1;
+}
+
+int mp_backend_probe(enum mp_backend b, struct mp_err *err)
+{
+	struct mp_hier h;
+	bool v2;
+
+	switch (b) {
+	case MP_BACKEND_MEMPRESSURE:
+		if (!find_mempressure(&h))
+			return 0;
+		if (mp_kernel_has_controller("mempressure"))
+			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+				       "the mempressure controller is not mounted (mount -t cgroup -o mempressure none DIR)");
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "the kernel has no mempressure controller (not a patched kernel)");
+	case MP_BACKEND_MEMCG:
+		if (!find_memcg(&h))
+			return 0;
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "no cgroup v1 memory hierarchy with memory.pressure_level is mounted");
+	case MP_BACKEND_PSI:
+		if (!find_psi(&h, &v2))
+			return 0;
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "no PSI: neither cgroup2 nor /proc/pressure/memory is present");
+	default:
+		return mp_errf(err, MP_EXIT_USAGE, 0, "unknown backend");
+	}
+}
+
+enum mp_backend mp_backend_detect(void)
+{
+	int b;
+
+	for (b = 0; b < MP_BACKEND_NR; b++)
+		if (!mp_backend_probe(b, NULL))
+			return b;
+	return MP_BACKEND_AUTO;
+}
+
+static int add_watch(struct mp_source *src, int fd, enum mp_level level,
+		     bool is_eventfd)
+{
+	struct epoll_event ev = {
+		.events = is_eventfd ? EPOLLIN : EPOLLPRI,
+		.data.u32 = src->nwatch,
+	};
+	struct mp_watch *w = &src->watch[src->nwatch];
+
+	if (epoll_ctl(src->epfd, EPOLL_CTL_ADD, fd, &ev))
+		return -1;
+	w->fd = fd;
+	w->level = level;
+	w->is_eventfd = is_eventfd;
+	src->nwatch++;
+	return 0;
+}
+
+/*
+ * cgroup v1 notification: "<eventfd> <fd of file> <args>" written to the
+ * cgroup's cgroup.event_control. The eventfd stays ours; the others can be
+ * closed once the kernel holds the registration.
+ */
+static int v1_register(struct mp_source *src, const char *file,
+		       const char *args, enum mp_level level,
+		       struct mp_err *err)
+{
+	char path[PATH_MAX + 64], cmd[128];
+	int efd = -1, lfd = -1, cfd = -1, n, e;
+
+	snprintf(path, sizeof(path), "%s/%s", src->cg.dir, file);
+	snprintf(src->file, sizeof(src->file), "%s", path);
+	lfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (lfd < 0)
+		return mp_errf(err, -1, errno, "cannot open '%s'", path);
+	snprintf(path, sizeof(path), "%s/cgroup.event_control", src->cg.dir);
+	cfd = open(path, O_WRONLY | O_CLOEXEC);
+	if (cfd < 0) {
+		e = errno;
+		close(lfd);
+		return mp_errf(err, -1, e, "cannot open '%s'", path);
+	}
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (efd < 0) {
+		e = errno;
+		close(lfd);
+		close(cfd);
+		return mp_errf(err, MP_EXIT_FAILURE, e, "cannot create eventfd");
+	}
+	n = snprintf(cmd, sizeof(cmd), "%d %d %s", efd, lfd, args);
+	if (write(cfd, cmd, n) != n) {
+		e = errno;
+		close(lfd);
+		close(cfd);
+		close(efd);
+		return mp_errf(err, e == EINVAL ? MP_EXIT_USAGE : -1, e,
+			       "cannot register '%s' on '%s'", args, path);
+	}
+	close(lfd);
+	close(cfd);
+	if (add_watch(src, efd, level, true)) {
+		e = errno;
+		close(efd);
+		return mp_errf(err, MP_EXIT_FAILURE, e, "epoll_ctl");
+	}
+	return 0;
+}
+
+/*
+ * A trigger written to an open file: PSI's "some 70000 1000000", or the
+ * level name on a cgroup2 mempressure.level. poll() reports POLLPRI.
+ */
+static int trigger_register(struct mp_source *src, const char *path,
+			    const char *trig, enum mp_level level,
+			    struct mp_err *err)
+{
+	size_t len = strlen(trig) + 1;
+	int fd, e;
+
+	snprintf(src->file, sizeof(src->file), "%s", path);
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return mp_errf(err, -1, errno, "cannot open '%s'", path);
+	if (write(fd, trig, len) != (ssize_t)len) {
+		e = errno;
+		close(fd);
+		return mp_errf(err, e == EINVAL ? MP_EXIT_USAGE : -1, e,
+			       "cannot register trigger '%s' on '%s'", trig,
+			       path);
+	}
+	if (add_watch(src, fd, level, false)) {
+		e = errno;
+		close(fd);
+		return mp_errf(err, MP_EXIT_FAILURE, e, "epoll_ctl");
+	}
+	return 0;
+}
+
+static int open_memcg(struct mp_source *src, const struct mp_source_cfg *cfg,
+		      struct mp_err *err)
+{
+	struct mp_hier h;
+	int l;
+
+	if (find_memcg(&h))
+		return mp_backend_probe(MP_BACKEND_MEMCG, err);
+	if (mp_cgroup_resolve(&h, cfg->cgroup, &src->cg, err))
+		return -1;
+	/* one registration per level from the threshold up tells the level */
+	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
+		char args[64];
+
+		snprintf(args, sizeof(args), "%s%s%s", level_names[l],
+			 cfg->mode_set ? "," : "",
+			 cfg->mode_set ? mode_names[cfg->mode] : "");
+		if (v1_register(src, "memory.pressure_level", args, l, err))
+			return -1;
+	}
+	return 0;
+}
+
+static int open_mempressure(struct mp_source *src,
+			    const struct mp_source_cfg *cfg,
+			    struct mp_err *err)
+{
+	char path[PATH_MAX + 32];
+	struct mp_hier h;
+	int l;
+
+	if (cfg->mode_set)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "--mode applies to the memcg backend only");
+	if (find_mempressure(&h))
+		return mp_backend_probe(MP_BACKEND_MEMPRESSURE, err);
+	if (mp_cgroup_resolve(&h, cfg->cgroup, &src->cg, err))
+		return -1;
+	src->cgver = h.version;
+	if (h.version == MP_CG_V1) {
+		for (l = cfg->level; l < MP_LEVEL_NR; l++)
+			if (v1_register(src, "mempressure.level",
+					mp_level_native(MP_BACKEND_MEMPRESSURE,
+							l), l, err))
+				return -1;
+		return 0;
+	}
+	/* cgroup2: one trigger reports the highest level and a count */
+	snprintf(path, sizeof(path), "%s/mempressure.level", src->cg.dir);
+	return trigger_register(src, path,
+				mp_level_native(MP_BACKEND_MEMPRESSURE,
+						cfg->level),
+				cfg->level, err);
+}
+
+static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
+		    struct mp_err *err)
+{
+	struct mp_psi_trigger trig[MP_LEVEL_NR];
+	bool priv = mp_privileged(), have_v2;
+	char path[PATH_MAX + 32];
+	struct mp_hier h;
+	int l;
+
+	if (cfg->mode_set)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "--mode applies to the memcg backend only");
+	/* check every trigger before touching the kernel */
+	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
+		if (cfg->psi_set && l == (int)cfg->level)
+			trig[l] = cfg->psi;
+		else
+			mp_psi_default(l, &trig[l]);
+		if (mp_psi_check(&trig[l], priv, err))
+			return -1;
+		/* an override replaces the one trigger asked for */
+		if (cfg->psi_set)
+			break;
+	}
+	if (find_psi(&h, &have_v2))
+		return mp_backend_probe(MP_BACKEND_PSI, err);
+	if (have_v2) {
+		if (mp_cgroup_resolve(&h, cfg->cgroup, &src->cg, err))
+			return -1;
+		snprintf(path, sizeof(path), "%s/memory.pressure", src->cg.dir);
+	}
+	if (!have_v2 || (access(path, F_OK) && !strcmp(src->cg.path, "/"))) {
+		if (cfg->cgroup && strcmp(cfg->cgroup, "/"))
+			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+				       "no cgroup2 hierarchy for '%s': only system-wide PSI is present",
+				       cfg->cgroup);
+		mp_syspath(path, sizeof(path), "/proc/pressure/memory");
+		src->system = true;
+		snprintf(src->cg.path, sizeof(src->cg.path), "/");
+	}
+	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
+		char spec[96];
+
+		snprintf(spec, sizeof(spec), "%s %" PRIu64 " %" PRIu64,
+			 trig[l].full ? "full" : "some", trig[l].stall_us,
+			 trig[l].window_us);
+		if (trigger_register(src, path, spec, l, err))
+			return -1;
+		if (cfg->psi_set)
+			break;
+	}
+	return 0;
+}
+
+int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
+		   struct mp_err *err)
+{
+	struct mp_source *src;
+	enum mp_backend b = cfg->backend;
+	int ret;
+
+	if (cfg->psi_set && b != MP_BACKEND_PSI && b != MP_BACKEND_AUTO)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "--psi applies to the psi backend only");
+	if (b == MP_BACKEND_AUTO) {
+		/* --mode and --psi choose their backend */
+		b = cfg->mode_set ? MP_BACKEND_MEMCG :
+		    cfg->psi_set ? MP_BACKEND_PSI : mp_backend_detect();
+		if (b == MP_BACKEND_AUTO)
+			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+				       "no memory pressure interface: no mempressure, memcg v1 or PSI");
+	}
+	src = calloc(1, sizeof(*src));
+	if (!src)
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "out of memory");
+	src->backend = b;
+	src->cgver = MP_CG_V1;
+	src->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (src->epfd < 0) {
+		free(src);
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_create1");
+	}
+	switch (b) {
+	case MP_BACKEND_MEMPRESSURE:
+		ret = open_mempressure(src, cfg, err);
+		break;
+	case MP_BACKEND_MEMCG:
+		ret = open_memcg(src, cfg, err);
+		break;
+	case MP_BACKEND_PSI:
+		src->cgver = MP_CG_V2;
+		ret = open_psi(src, cfg, err);
+		break;
+	default:
+		ret = mp_errf(err, MP_EXIT_USAGE, 0, "unknown backend");
+	}
+	if (ret) {
+		mp_source_close(src);
+		return -1;
+	}
+	*out = src;
+	return 0;
+}
+
+int mp_source_fd(const struct mp_source *src)
+{
+	return src->epfd;
+}
+
+enum mp_backend mp_source_backend(const struct mp_source *src)
+{
+	return src->backend;
+}
+
+const struct mp_cgroup *mp_source_cgroup(const struct mp_source *src)
+{
+	return &src->cg;
+}
+
+const char *mp_source_file(const struct mp_source *src)
+{
+	return src->file;
+}
+
+/* cgroup2 mempressure.level: "<level> <count>\n" */
+static int read_v2_level(int fd, enum mp_level *level, uint64_t *count)
+{
+	char buf[64], name[16];
+	ssize_t n;
+
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if (sscanf(buf, "%15s %" SCNu64, name, count) != 2 ||
+	    mp_level_parse(name, level))
+		return -1;
+	return 0;
+}
+
+int mp_source_read(struct mp_source *src, struct mp_event *ev,
+		   struct mp_err *err)
+{
+	struct epoll_event evs[MP_LEVEL_NR];
+	bool got = false, hup = false;
+	int i, n;
+
+	n = epoll_wait(src->epfd, evs, MP_LEVEL_NR, 0);
+	if (n < 0)
+		return errno == EINTR ? 0 :
+		       mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_wait");
+	ev->time_ns = mp_now_ns(CLOCK_REALTIME);
+	ev->mono_ns = mp_now_ns(CLOCK_MONOTONIC);
+	ev->count = 0;
+	ev->level = MP_LEVEL_LOW;
+	for (i = 0; i < n; i++) {
+		struct mp_watch *w = &src->watch[evs[i].data.u32];
+		enum mp_level level = w->level;
+		uint64_t cnt = 1;
+
+		if (evs[i].events & (EPOLLERR | EPOLLHUP))
+			hup = true;
+		if (w->is_eventfd) {
+			if (read(w->fd, &cnt, sizeof(cnt)) != sizeof(cnt))
+				continue;
+		} else if (src->backend == MP_BACKEND_MEMPRESSURE) {
+			if (read_v2_level(w->fd, &level, &cnt))
+				continue;
+		}
+		if (!got || level > ev->level)
+			ev->level = level;
+		/* the threshold's registration counts every notification */
+		if (w == &src->watch[0] || cnt > ev->count)
+			ev->count = cnt;
+		got = true;
+	}
+	/* memcg signals the eventfd once more when the cgroup goes away */
+	if ((got || hup) && !src->system && !mp_cg_exists(&src->cg))
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "cgroup removed '%s'", src->cg.path);
+	return got;
+}
+
+void mp_source_close(struct mp_source *src)
+{
+	int i;
+
+	if (!src)
+		return;
+	for (i = 0; i < src->nwatch; i++)
+		close(src->watch[i].fd);
+	if (src->epfd >= 0)
+		close(src->epfd);
+	free(src);
+}

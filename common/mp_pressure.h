@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One pressure-source interface, three backends.
+ *
+ *  mempressure  the mempressure cgroup of a patched kernel (v1 hierarchy
+ *               mounted with -o mempressure, or cgroup2 with the controller)
+ *  memcg        mainline cgroup v1 memory.pressure_level (vmpressure)
+ *  psi          PSI triggers on cgroup2 memory.pressure or
+ *               /proc/pressure/memory
+ *
+ * A source is opened for a cgroup and a threshold level. Its file
+ * descriptor (an epoll instance) becomes readable when events are pending;
+ * mp_source_read() then collects them into one struct mp_event. Nothing
+ * here prints.
+ */
+#ifndef MP_PRESSURE_H
+#define MP_PRESSURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mp_cgroup.h"
+#include "mp_err.h"
+
+enum mp_backend {
+	MP_BACKEND_AUTO = -1,
+	MP_BACKEND_MEMPRESSURE = 0,
+	MP_BACKEND_MEMCG,
+	MP_BACKEND_PSI,
+	MP_BACKEND_NR,
+};
+
+enum mp_level {
+	MP_LEVEL_LOW = 0,
+	MP_LEVEL_MEDIUM,
+	MP_LEVEL_CRITICAL,	/* "oom" in the mempressure ABI */
+	MP_LEVEL_NR,
+};
+
+enum mp_mode {
+	MP_MODE_DEFAULT = 0,
+	MP_MODE_HIERARCHY,
+	MP_MODE_LOCAL,
+};
+
+struct mp_psi_trigger {
+	bool full;		/* "full" rather than "some" */
+	uint64_t stall_us;
+	uint64_t window_us;
+};
+
+struct mp_source_cfg {
+	enum mp_backend backend;	/* MP_BACKEND_AUTO: best present */
+	enum mp_level level;		/* threshold */
+	enum mp_mode mode;		/* memcg only */
+	bool mode_set;
+	const char *cgroup;		/* NULL: the caller's own cgroup */
+	bool psi_set;			/* psi: override the level's default */
+	struct mp_psi_trigger psi;
+};
+
+struct mp_event {
+	enum mp_level level;	/* highest level signalled */
+	uint64_t count;		/* notifications coalesced into this event */
+	uint64_t time_ns;	/* CLOCK_REALTIME at wake-up */
+	uint64_t mono_ns;	/* CLOCK_MONOTONIC at wake-up */
+};
+
+struct mp_source;
+
+const char *mp_backend_name(enum mp_backend b);
+int mp_backend_parse(const char *s, enum mp_backend *b);
+const char *mp_level_name(enum mp_level l);
+/* the name the backend's kernel interface uses ("oom" for mempressure) */
+const char *mp_level_native(enum mp_backend b, enum mp_level l);
+int mp_level_parse(const char *s, enum mp_level *l);
+const char *mp_mode_name(enum mp_mode m);
+int mp_mode_parse(const char *s, enum mp_mode *m);
+
+/*
+ * PSI trigger "some|full <stall> <window>", times in microseconds or with
+ * a unit ("150ms"). Checks the kernel's rules: 0 < stall <= window,
+ * 500 ms <= window <= 10 s, and without CAP_SYS_RESOURCE a window that is
+ * a multiple of 2 s. Errors are usage errors.
+ */
+int mp_psi_parse(const char *spec, struct mp_psi_trigger *t,
+		 struct mp_err *err);
+int mp_psi_check(const struct mp_psi_trigger *t, bool privileged,
+		 struct mp_err *err);
+void mp_psi_default(enum mp_level l, struct mp_psi_trigger *t);
+bool mp_privileged(void);
+
+/* 0 if the backend is present on this machine, else -1 and why (69). */
+int mp_backend_probe(enum mp_backend b, struct mp_err *err);
+/* The best backend present, or MP_BACKEND_AUTO if none. */
+enum mp_backend mp_backend_detect(void);
+
+int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
+		   struct mp_err *err);
+/* Readable (POLLIN) when events are pending. */
+int mp_source_fd(const struct mp_source *src);
+/*
+ * Collect pending events: 1 with *ev filled, 0 if none was pending,
+ * -1 on error (the cgroup was removed: status 1, errnum ENODEV).
+ */
+int mp_source_read(struct mp_source *src, struct mp_event *ev,
+		   struct mp_err *err);
+enum mp_backend mp_source_backend(const struct mp_source *src);
+const struct mp_cgroup *mp_source_cgroup(const struct mp_source *src);
+/* The file the source watches, e.g. ".../memory.pressure". */
+const char *mp_source_file(const struct mp_source *src);
+void mp_source_close(struct mp_source *src);
+
+uint64_t mp_now_ns(int clock);
+
+#endif
