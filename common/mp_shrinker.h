@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * User-space shrinkers: the kernel's mempressure.shrinker, or an emulation
+ * of it on stock kernels, behind one interface.
+ *
+ * The contract is the one of the mempressure RFC. A program tells the
+ * shrinker its chunk size once (registration) and keeps a counter of
+ * reclaimable chunks up to date (mp_shrinker_add(+N / -N)). When memory is
+ * short the shrinker lowers the counter by N and asks the program to free N
+ * chunks: mp_shrinker_fd() becomes readable and mp_shrinker_read() returns
+ * N. Chunks the program could not free must be re-added with
+ * mp_shrinker_add(+n), or the shrinker believes they are gone.
+ *
+ * Modes, all with the same calls:
+ *
+ *  kernel v1  a cgroup v1 hierarchy with the mempressure controller:
+ *             "<eventfd> <fd of mempressure.shrinker> <chunk size>" written
+ *             to cgroup.event_control registers; "<eventfd> <+/-N>" written
+ *             to mempressure.shrinker accounts; read(eventfd) gives N.
+ *  kernel v2  cgroup2 with the mempressure controller: mempressure.shrinker
+ *             opened O_RDWR, "<chunk size>" registers, "+N"/"-N" account,
+ *             POLLPRI then read() gives "<N>\n". mp_shrinker_fd() is an
+ *             epoll instance around it, so callers always wait for POLLIN.
+ *  emulated   any other kernel: a thread of the process that opened the
+ *             shrinker watches the cgroup's memory pressure (memcg v1
+ *             vmpressure and usage thresholds, or PSI with memory.current)
+ *             and turns each event into a number of chunks to free (the
+ *             policy below). It mirrors the kernel v1 ABI exactly: it owns
+ *             an eventfd that carries the requests, and reads
+ *             "<eventfd> <+/-N>\n" lines from a pipe that stands in for
+ *             mempressure.shrinker. A child process handed the two fds
+ *             (mp_shrinker_setenv(), mp_shrinker_client_from_env()) uses
+ *             them as it would use the kernel's.
+ *
+ * Nothing here prints; errors come back in a struct mp_err.
+ */
+#ifndef MP_SHRINKER_H
+#define MP_SHRINKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mp_err.h"
+#include "mp_pressure.h"
+
+/*
+ * Emulation policy. A zero field takes the documented default, so
+ * "struct mp_emul_policy p = { 0 }" is the default policy.
+ *
+ * On every pressure event, and then every interval_ns for as long as the
+ * usage stays above target * limit (and at least linger_ns after the last
+ * event), the emulator computes
+ *
+ *   want  = ceil((usage - target * limit) / chunk_size)       (>= 0)
+ *   floor = ceil(min_frac[level] * counter)     (on an event of that level)
+ *   n     = min(max(want, floor), counter)
+ *
+ * lowers its counter by n and adds n to the request eventfd: the same
+ * contract as the kernel (chunks not freed must be re-added).
+ *
+ * "usage" and "limit" are the cgroup's memory.usage_in_bytes and
+ * memory.limit_in_bytes (v1) or memory.current and memory.max (v2); for
+ * a cgroup without a limit (or the root), MemTotal - MemAvailable and
+ * MemTotal from /proc/meminfo.
+ *
+ * Besides the pressure source, the emulator registers an early warning
+ * where the kernel has one: a memcg v1 usage threshold at high * limit
+ * (cgroup.event_control on memory.usage_in_bytes). vmpressure alone comes
+ * too late for fast allocators: it is only raised by reclaim, at the limit.
+ */
+struct mp_emul_policy {
+	double target;		/* fraction of the limit to get back under;
+				 * default 0.85 */
+	double high;		/* early-warning threshold, fraction of the
+				 * limit; default 0.90; negative disables */
+	double min_frac[MP_LEVEL_NR];	/* per event level, fraction of the
+				 * counter asked at least; defaults
+				 * low 0, medium 0.05, critical 0.25 */
+	uint64_t interval_ns;	/* sampling while above target; 100 ms */
+	uint64_t linger_ns;	/* keep sampling after an event; 1 s */
+	enum mp_level level;	/* lowest pressure level listened to; low */
+	int rt_priority;	/* >0: SCHED_FIFO priority of the emulator
+				 * thread (needs CAP_SYS_NICE); 0 default */
+};
+
+/* Defaults, for documentation and for callers that print the policy. */
+#define MP_EMUL_TARGET		0.85
+#define MP_EMUL_HIGH		0.90
+#define MP_EMUL_MIN_LOW		0.0
+#define MP_EMUL_MIN_MEDIUM	0.05
+#define MP_EMUL_MIN_CRITICAL	0.25
+#define MP_EMUL_INTERVAL_NS	100000000ULL
+#define MP_EMUL_LINGER_NS	1000000000ULL
+
+/* Fill the zero fields of p with the defaults above. */
+void mp_emul_policy_defaults(struct mp_emul_policy *p);
+
+struct mp_shrinker_cfg {
+	/*
+	 * MP_BACKEND_AUTO: the kernel's mempressure.shrinker if the
+	 * mempressure backend is present, else emulated over the best other
+	 * source. MP_BACKEND_MEMPRESSURE: the kernel's, or fail (69).
+	 * MP_BACKEND_MEMCG / MP_BACKEND_PSI: emulated over that source.
+	 */
+	enum mp_backend backend;
+	const char *cgroup;	/* as mp_cgroup_resolve() takes it; NULL: own */
+	uint64_t chunk_size;	/* bytes, > 0 */
+	bool emulate;		/* force emulation even on a patched kernel */
+	struct mp_emul_policy policy;	/* emulation only; zero: defaults */
+};
+
+enum mp_shrinker_mode {
+	MP_SHRINKER_KERNEL_V1 = 1,
+	MP_SHRINKER_KERNEL_V2,
+	MP_SHRINKER_EMULATED,
+};
+
+struct mp_shrinker;
+
+/*
+ * Register a shrinker for cfg->cgroup. In emulated mode this starts the
+ * emulator thread in the calling process; it runs until
+ * mp_shrinker_close(). Fails with 69 when no interface is present, 77 on
+ * permission errors, 64 on a bad cfg.
+ */
+int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
+		     struct mp_shrinker **out, struct mp_err *err);
+
+/* Readable (POLLIN) when a request is pending. */
+int mp_shrinker_fd(const struct mp_shrinker *sh);
+
+/*
+ * Take the pending request: 1 with *chunks set (the shrinker has already
+ * lowered its counter by *chunks), 0 if none was pending, -1 on error.
+ * Never blocks.
+ */
+int mp_shrinker_read(struct mp_shrinker *sh, uint64_t *chunks,
+		     struct mp_err *err);
+
+/*
+ * Block until a request comes (or timeout_ms passes, -1 forever):
+ * 1 with *chunks, 0 on timeout, -1 on error (EINTR is an error here).
+ */
+int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
+		     int timeout_ms, struct mp_err *err);
+
+/*
+ * Account reclaimable chunks: +N adds, -N removes (the counter never goes
+ * below zero). Thread-safe; one write() per call in every mode.
+ */
+int mp_shrinker_add(struct mp_shrinker *sh, int64_t chunks,
+		    struct mp_err *err);
+
+enum mp_shrinker_mode mp_shrinker_mode(const struct mp_shrinker *sh);
+bool mp_shrinker_emulated(const struct mp_shrinker *sh);
+/* The pressure backend behind it: mempressure, or memcg/psi if emulated. */
+enum mp_backend mp_shrinker_backend(const struct mp_shrinker *sh);
+uint64_t mp_shrinker_chunk_size(const struct mp_shrinker *sh);
+/* The cgroup it is registered for (NULL for a client from the env). */
+const struct mp_cgroup *mp_shrinker_cgroup(const struct mp_shrinker *sh);
+/* "kernel-v1", "kernel-v2" or "emulated" */
+const char *mp_shrinker_mode_name(enum mp_shrinker_mode m);
+
+/*
+ * What the emulator has seen and done (all zero for a kernel shrinker
+ * or a client). Safe to call from any thread while it runs.
+ */
+struct mp_shrinker_stats {
+	uint64_t events[MP_LEVEL_NR];	/* pressure events by level */
+	uint64_t thresholds;	/* early-warning (usage threshold) events */
+	uint64_t samples;	/* periodic samples while above target */
+	uint64_t requests;	/* eventfd writes (requests made) */
+	uint64_t chunks_requested;
+	uint64_t counter;	/* reclaimable chunks it believes exist */
+	uint64_t added;		/* sum of +N received */
+	uint64_t removed;	/* sum of -N received */
+	uint64_t usage_bytes;	/* last usage read */
+	uint64_t limit_bytes;	/* limit it works against */
+};
+void mp_shrinker_stats(const struct mp_shrinker *sh,
+		       struct mp_shrinker_stats *st);
+
+/* Unregister (kernel) or stop the emulator thread, close every fd. */
+void mp_shrinker_close(struct mp_shrinker *sh);
+
+/*
+ * Handing a registration to child processes.
+ *
+ *   MPCTL_SHRINKER_EFD      request eventfd (v1 and emulated; -1 for v2)
+ *   MPCTL_SHRINKER_FD       "shrinker fd": mempressure.shrinker (kernel)
+ *                           or the emulator's pipe (emulated)
+ *   MPCTL_SHRINKER_CHUNK    chunk size in bytes
+ *   MPCTL_SHRINKER_BACKEND  mempressure, memcg or psi
+ *   MPCTL_SHRINKER_ABI      v1 (kernel v1 and emulated) or v2
+ *
+ * mp_shrinker_setenv() sets them in the environment and clears FD_CLOEXEC
+ * on the two fds so that an exec'd child inherits them;
+ * mp_shrinker_unsetenv() undoes both. mp_shrinker_env() gives the same
+ * five "NAME=value" strings (valid until the shrinker is closed), for an
+ * envp built by hand.
+ */
+#define MP_SHRINKER_ENV_NR 5
+int mp_shrinker_setenv(struct mp_shrinker *sh, struct mp_err *err);
+void mp_shrinker_unsetenv(struct mp_shrinker *sh);
+const char *const *mp_shrinker_env(struct mp_shrinker *sh);
+
+/*
+ * A client from the inherited fds (the environment above): read, wait,
+ * add and fd work as for the owner; close only closes the handle (the
+ * fds are left open unless close_fds). Fails with 69 when the variables
+ * are absent, 64 when they are malformed.
+ */
+int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err);
+/* Same from explicit values; abi is 1 or 2, efd -1 for v2. */
+int mp_shrinker_client(int efd, int fd, uint64_t chunk_size, int abi,
+		       enum mp_backend backend, bool close_fds,
+		       struct mp_shrinker **out, struct mp_err *err);
+
+#endif
