@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# run-vm.sh - boot the test kernel under qemu, collect and check the TAP
+#
+# usage: run-vm.sh KVER [DEBUG]
+#
+# Boots build/linux-$KVER/bzImage-$flavour with
+# build/vm-$KVER/initramfs-$flavour.cpio.gz, always under timeout(1).
+# The console goes to build/vm-$KVER/console-$flavour.log, the TAP that
+# /init writes to the second serial port to build/vm-$KVER/tap-$flavour.txt.
+# KVM is used only when /dev/kvm exists and a probe boot (cached in
+# build/kvm-verdict) got through; otherwise TCG.
+#
+# Fails when qemu timed out, the TAP is missing or truncated, a test failed,
+# or the console shows a kernel warning, BUG, oops, panic, lockdep, KASAN or
+# kmemleak report.  Prints the TAP on stdout.
+#
+# Environment: VMTEST_TIMEOUT (seconds, whole boot), VMTEST_FILTER (bats
+# --filter regex, no spaces), VMTEST_ACCEL (kvm|tcg, skips the probe),
+# VMTEST_MEM (default 1G), VMTEST_APPEND (more kernel parameters).
+set -euo pipefail
+
+kver=${1:?usage: run-vm.sh KVER [DEBUG]}
+debug=${2:-0}
+flavour=plain
+[ "$debug" = 1 ] && flavour=debug
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+vdir=$top/build/vm-$kver
+image=$top/build/linux-$kver/bzImage-$flavour
+initrd=$vdir/initramfs-$flavour.cpio.gz
+console=$vdir/console-$flavour.log
+tapraw=$vdir/tap-$flavour.raw
+tap=$vdir/tap-$flavour.txt
+verdict=$top/build/kvm-verdict
+
+msg() { printf 'run-vm %s/%s: %s\n' "$kver" "$flavour" "$*" >&2; }
+die() { msg "$*"; exit 1; }
+
+[ -f "$image" ] || die "'$image' missing: make kernel KVER=$kver DEBUG=$debug"
+[ -f "$initrd" ] || die "'$initrd' missing: make initramfs KVER=$kver DEBUG=$debug"
+command -v qemu-system-x86_64 >/dev/null ||
+	die "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
+
+qpid=
+cleanup() {
+	if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
+		kill "$qpid" 2>/dev/null || true
+		sleep 1
+		kill -9 "$qpid" 2>/dev/null || true
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# run qemu in the background under timeout; sets qrc
+boot() {
+	local secs=$1 log=$2 out=$3 append=$4
+	shift 4
+	rm -f "$log" "$out"
+	timeout -k 10 "$secs" qemu-system-x86_64 "$@" \
+		-nographic -nodefaults -no-user-config -no-reboot \
+		-m "${VMTEST_MEM:-1G}" -smp 2 \
+		-kernel "$image" -initrd "$initrd" \
+		-serial "file:$log" -serial "file:$out" \
+		-append "console=ttyS0 reboot=t panic=-1 oops=panic $append" \
+		</dev/null >"$vdir/qemu-$flavour.out" 2>&1 &
+	qpid=$!
+	qrc=0
+	wait "$qpid" || qrc=$?
+	qpid=
+}
+
+# --- KVM or TCG --------------------------------------------------------------
+accel=${VMTEST_ACCEL:-}
+if [ -z "$accel" ]; then
+	accel=tcg
+	if [ -e /dev/kvm ]; then
+		key="$(uname -r) $(qemu-system-x86_64 --version | head -n1)"
+		if [ -f "$verdict" ] && [ "$(sed -n 1p "$verdict")" = "$key" ]; then
+			accel=$(sed -n 2p "$verdict")
+		else
+			msg "probing KVM (20s)"
+			boot 20 "$vdir/kvm-probe.log" "$vdir/kvm-probe.out" \
+				mpctl.probe=1 -enable-kvm -cpu host
+			if grep -q MPCTL-PROBE-OK "$vdir/kvm-probe.log" 2>/dev/null; then
+				accel=kvm
+			fi
+			printf '%s\n%s\n' "$key" "$accel" >"$verdict"
+			msg "KVM verdict: $accel (cached in '$verdict')"
+		fi
+	fi
+fi
+accel_args=()
+if [ "$accel" = kvm ]; then
+	accel_args=(-enable-kvm -cpu host)
+else
+	accel_args=(-accel tcg)
+fi
+if [ -z "${VMTEST_TIMEOUT:-}" ]; then
+	VMTEST_TIMEOUT=900
+	[ "$flavour" = debug ] && VMTEST_TIMEOUT=1800
+fi
+
+append=${VMTEST_APPEND:-}
+[ -n "${VMTEST_FILTER:-}" ] && append="$append mpctl.filter=$VMTEST_FILTER"
+
+msg "booting ($accel, timeout ${VMTEST_TIMEOUT}s), console in '$console'"
+t0=$(date +%s)
+boot "$VMTEST_TIMEOUT" "$console" "$tapraw" "$append" "${accel_args[@]}"
+secs=$(($(date +%s) - t0))
+
+# --- verdict -----------------------------------------------------------------
+fail=0
+if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+	msg "qemu timed out after ${VMTEST_TIMEOUT}s"
+	fail=1
+elif [ "$qrc" != 0 ]; then
+	msg "qemu exited with status $qrc: $(tail -n 5 "$vdir/qemu-$flavour.out")"
+	fail=1
+fi
+
+tr -d '\r' <"$tapraw" 2>/dev/null |
+	sed -n '/^MPCTL-TAP-BEGIN$/,/^MPCTL-TAP-END/p' >"$tap.all" || true
+grep -v '^MPCTL-TAP-' "$tap.all" >"$tap" || true
+if ! grep -q '^MPCTL-TAP-BEGIN$' "$tap.all"; then
+	msg "no TAP from the VM"
+	fail=1
+elif ! grep -q '^MPCTL-TAP-END' "$tap.all"; then
+	msg "TAP truncated (no end marker)"
+	fail=1
+fi
+cat "$tap"
+
+plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap" | head -n1)
+ran=$(grep -cE '^(not )?ok ' "$tap" || true)
+failed=$(grep -cE '^not ok ' "$tap" || true)
+skipped=$(grep -cE '^ok .*# skip' "$tap" || true)
+if [ -z "$plan" ]; then
+	[ $fail = 1 ] || msg "TAP has no plan"
+	fail=1
+elif [ "$plan" != "$ran" ]; then
+	msg "TAP plan 1..$plan but $ran results"
+	fail=1
+fi
+[ "$failed" = 0 ] || fail=1
+
+# kernel splats; the ignore list holds known-harmless lines, one ERE a line
+bad_re='WARNING:|BUG:|Oops|Kernel panic|possible circular locking|INFO: [a-z]|'
+bad_re+='KASAN:|kmemleak:|unreferenced object|UBSAN:|general protection fault|'
+bad_re+='Call Trace:|possible recursive locking|inconsistent lock state'
+ignore=$here/console-ignore.re
+splats=$(tr -d '\r' <"$console" | grep -E "$bad_re" |
+	grep -vEf <(grep -v '^#' "$ignore" | sed '/^$/d') || true)
+if [ -n "$splats" ]; then
+	msg "kernel splat on the console ('$console'):"
+	printf '%s\n' "$splats" | head -n 20 | sed 's/^/  /' >&2
+	fail=1
+fi
+
+timing=$(tr -d '\r' <"$console" | sed -n 's/^MPCTL-TIMING //p' | tail -n1)
+boot_s=$(printf '%s\n' "$timing" | sed -n 's/.*boot_s=\([0-9.]*\).*/\1/p')
+s0=$(printf '%s\n' "$timing" | sed -n 's/.*suite_start_s=\([0-9.]*\).*/\1/p')
+s1=$(printf '%s\n' "$timing" | sed -n 's/.*suite_end_s=\([0-9.]*\).*/\1/p')
+suite_s=
+if [ -n "$s0" ] && [ -n "$s1" ]; then
+	suite_s=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.1f", b - a }')
+fi
+line="$(date -u +%FT%TZ) $kver $flavour accel=$accel wall_s=$secs"
+line+=" boot_s=${boot_s:-?} suite_s=${suite_s:-?}"
+line+=" tests=${ran} failed=${failed} skipped=${skipped} result=$([ $fail = 0 ] && echo pass || echo FAIL)"
+echo "$line" >>"$top/build/vm-times.log"
+msg "$ran tests, $failed failed, $skipped skipped; wall ${secs}s," \
+	"kernel boot ${boot_s:-?}s, suites ${suite_s:-?}s"
+[ $fail = 0 ] || die "FAILED (console: '$console', TAP: '$tap')"
+msg "passed"

@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vm-init.sh - /init of the mpctl test VM
+#
+# Mounts the pseudo filesystems, sets up zram swap, runs the bats suites of
+# /mpctl/bats/vm and writes their TAP, between the lines MPCTL-TAP-BEGIN and
+# "MPCTL-TAP-END rc=N", to the second serial port (/dev/ttyS1), so kernel
+# messages on the console cannot interleave with it.  Then it reboots, which
+# with reboot=t and qemu -no-reboot ends qemu.
+#
+# Kernel command line parameters it reads:
+#   mpctl.probe=1     print MPCTL-PROBE-OK and stop (KVM probe)
+#   mpctl.filter=RE   run only the tests whose name matches RE (no spaces)
+#   mpctl.zram=0      no zram swap
+#   mpctl.timeout=S   per-test timeout (default 300)
+set -euo pipefail
+
+export PATH=/mpctl/bin:/usr/bin
+export HOME=/root TERM=dumb LANG=C
+
+stop() {
+	trap - EXIT
+	sync
+	sleep 1
+	reboot -f
+	sleep 60
+}
+trap stop EXIT
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null || true
+mkdir -p /dev/shm /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t tmpfs -o mode=755 tmpfs /run
+exec </dev/console >/dev/console 2>&1
+
+arg() {
+	local w words
+	read -r -a words </proc/cmdline
+	for w in "${words[@]}"; do
+		case $w in
+		"mpctl.$1="*) echo "${w#*=}"; return 0 ;;
+		esac
+	done
+	echo "${2:-}"
+}
+
+boot_s=$(cut -d' ' -f1 /proc/uptime)
+echo "MPCTL-INIT uptime=${boot_s}s kernel=$(uname -r) flavour=$(cat /mpctl/flavour)"
+
+if [ "$(arg probe 0)" = 1 ]; then
+	echo MPCTL-PROBE-OK
+	exit 0
+fi
+
+# hybrid cgroup layout: v1 hierarchies are mounted by the suites that need
+# them under /sys/fs/cgroup/<name>, cgroup2 is /sys/fs/cgroup/unified
+mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
+mkdir -p /sys/fs/cgroup/unified
+mount -t cgroup2 none /sys/fs/cgroup/unified
+if [ -d /sys/kernel/debug ]; then
+	mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
+fi
+
+if [ "$(arg zram 1)" = 1 ] && [ -e /sys/block/zram0 ]; then
+	if echo 256M >/sys/block/zram0/disksize &&
+	   mkswap /dev/zram0 >/dev/null && swapon /dev/zram0; then
+		echo "MPCTL-INIT zram swap: $(grep zram0 /proc/swaps | tr -s ' \t' ' ')"
+	else
+		echo "MPCTL-INIT zram swap setup failed, running without swap"
+	fi
+fi
+
+tap=/dev/ttyS1
+[ -c "$tap" ] || tap=/dev/console
+export BATS_TEST_TIMEOUT
+BATS_TEST_TIMEOUT=$(arg timeout 300)
+filter=$(arg filter "")
+bats_args=(--tap)
+[ -n "$filter" ] && bats_args+=(--filter "$filter")
+
+t0=$(cut -d' ' -f1 /proc/uptime)
+rc=0
+{
+	echo MPCTL-TAP-BEGIN
+	(cd /tmp && bats "${bats_args[@]}" /mpctl/bats/vm) || rc=$?
+	echo "MPCTL-TAP-END rc=$rc"
+} >"$tap"
+t1=$(cut -d' ' -f1 /proc/uptime)
+
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak || true
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak || true
+	cat /sys/kernel/debug/kmemleak || true
+fi
+
+echo "MPCTL-TIMING boot_s=$boot_s suite_start_s=$t0 suite_end_s=$t1 rc=$rc"
