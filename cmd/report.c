@@ -1,13 +1,1062 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mpctl report: not implemented yet (see the project's open issues).
+ * mpctl report: run a short standard suite and write one document;
+ * compare two such documents; draw their timelines.
+ *
+ * Scenarios run "mpctl stress --json" (and "mpctl listen --json") as
+ * children of /proc/self/exe and embed their documents, so a scenario
+ * that crashes or is OOM-killed cannot take the report with it. Each
+ * scenario runs --repeat times; the report keeps every run and, per
+ * metric, the median and the spread of the samples (common/mp_report.c).
  */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cmd.h"
+#include "mp_cgroup.h"
+#include "mp_json.h"
+#include "mp_parse.h"
+#include "mp_pressure.h"
+#include "mp_report.h"
+#include "mp_svg.h"
+
+#define MAX_SCENARIOS	16
+
+struct report_opts {
+	bool json;
+	bool pretty;
+	const char *output;
+	const char *input;
+	const char *svg;
+	const char *html;
+	uint64_t duration_ns;
+	long long repeat;
+	const char *scenarios[MAX_SCENARIOS];
+	int nr_scenarios;
+	bool compare;
+	bool list;
+	double threshold;	/* < 0: per-metric defaults */
+	const char *args[2];
+	int nr_args;
+	const char *limit;	/* stress --limit */
+};
+
+struct scenario {
+	const char *name;
+	const char *description;
+	int (*run)(const struct report_opts *o, const struct scenario *s,
+		   json_t **out, struct mp_err *err);
+	const char *stress_args[8];	/* extra "mpctl stress" arguments */
+	bool needs_stress_ng;
+};
+
+static int run_stress(const struct report_opts *o, const struct scenario *s,
+		      json_t **out, struct mp_err *err);
+static int run_listen(const struct report_opts *o, const struct scenario *s,
+		      json_t **out, struct mp_err *err);
+
+static const struct scenario scenarios[] = {
+	{ "listen-latency",
+	  "mpctl listen --json beside stress: wake-up to line read latency",
+	  run_listen, { "--no-shrinker" } },
+	{ "shrinker", "mpctl stress with the user-space shrinker",
+	  run_stress, { NULL } },
+	{ "no-shrinker", "mpctl stress without the shrinker (kernel alone)",
+	  run_stress, { "--no-shrinker" } },
+	{ "hog", "mpctl stress with the shrinker beside a stress-ng vm hog",
+	  run_stress, { "--hog" }, true },
+};
+
+#define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
+
+enum {
+	OPT_COMPARE = 0x100,
+	OPT_SVG,
+	OPT_HTML,
+	OPT_INPUT,
+	OPT_LIST,
+	OPT_LIMIT,
+};
+
+static const struct argp_option options[] = {
+	{ "json", 'j', NULL, 0, "write the document as JSON", 0 },
+	{ "pretty", 'p', NULL, 0, "indent JSON (implies --json)", 0 },
+	{ "output", 'o', "FILE", 0,
+	  "write the JSON document to FILE (tables still on stdout)", 0 },
+	{ "duration", 'd', "TIME", 0, "each run's duration (default 5s)", 0 },
+	{ "repeat", 'r', "N", 0, "runs per scenario (default 3)", 0 },
+	{ "scenario", 's', "NAME", 0,
+	  "run only NAME (repeatable; see --list)", 0 },
+	{ "limit", OPT_LIMIT, "SIZE", 0,
+	  "memory limit passed to mpctl stress (its default otherwise)", 0 },
+	{ "list", OPT_LIST, NULL, 0, "list the scenarios and exit", 0 },
+	{ "compare", OPT_COMPARE, NULL, 0,
+	  "compare two reports: --compare BASE.json NEW.json", 0 },
+	{ "threshold", 't', "PCT", 0,
+	  "regression threshold in percent for every metric "
+	  "(default: per metric, see mpctl-report(1))", 0 },
+	{ "svg", OPT_SVG, "FILE", 0, "draw the timelines as SVG to FILE", 0 },
+	{ "html", OPT_HTML, "FILE", 0,
+	  "write an HTML page with the tables and the SVG to FILE", 0 },
+	{ "input", 'i', "FILE", 0,
+	  "use a recorded report instead of running the suite", 0 },
+	{ 0 }
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct report_opts *o = state->input;
+	uint64_t v;
+	char *end;
+	size_t i;
+
+	switch (key) {
+	case 'j':
+		o->json = true;
+		break;
+	case 'p':
+		o->json = o->pretty = true;
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case 'd':
+		if (mp_parse_duration(arg, &v) || !v)
+			argp_error(state, "invalid duration '%s'", arg);
+		o->duration_ns = v;
+		break;
+	case 'r':
+		if (mp_parse_long(arg, 1, 100, &o->repeat))
+			argp_error(state, "invalid repeat count '%s': must be "
+				   "1 to 100", arg);
+		break;
+	case 's':
+		for (i = 0; i < NR_SCENARIOS; i++)
+			if (!strcmp(scenarios[i].name, arg))
+				break;
+		if (i == NR_SCENARIOS)
+			argp_error(state, "unknown scenario '%s' (see --list)",
+				   arg);
+		if (o->nr_scenarios == MAX_SCENARIOS)
+			argp_error(state, "too many --scenario options");
+		o->scenarios[o->nr_scenarios++] = arg;
+		break;
+	case OPT_LIMIT:
+		if (mp_parse_size(arg, &v) || !v)
+			argp_error(state, "invalid size '%s'", arg);
+		o->limit = arg;
+		break;
+	case OPT_LIST:
+		o->list = true;
+		break;
+	case OPT_COMPARE:
+		o->compare = true;
+		break;
+	case 't':
+		errno = 0;
+		o->threshold = strtod(arg, &end);
+		if (errno || end == arg || *end || !isfinite(o->threshold) ||
+		    o->threshold < 0)
+			argp_error(state, "invalid threshold '%s': a percentage "
+				   "of 0 or more", arg);
+		break;
+	case OPT_SVG:
+		o->svg = arg;
+		break;
+	case OPT_HTML:
+		o->html = arg;
+		break;
+	case 'i':
+		o->input = arg;
+		break;
+	case ARGP_KEY_ARG:
+		if (!o->compare || o->nr_args == 2)
+			argp_error(state, "unexpected argument '%s'", arg);
+		o->args[o->nr_args++] = arg;
+		break;
+	case ARGP_KEY_END:
+		if (o->compare && o->nr_args != 2)
+			argp_error(state, "--compare needs BASE.json and "
+				   "NEW.json");
+		if (o->compare && (o->svg || o->html || o->input ||
+				   o->output || o->nr_scenarios))
+			argp_error(state, "--compare takes no --svg, --html, "
+				   "--input, --output or --scenario");
+		if (!o->compare && o->threshold >= 0)
+			argp_error(state, "--threshold goes with --compare");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static const struct argp report_argp = {
+	options, parse_opt, "\n--compare BASE.json NEW.json",
+	"Run the standard suite and write one report, or compare two "
+	"reports.\v"
+	"Exit status: 0 success (--compare: no regression); 1 failure, a "
+	"scenario failed, or --compare found a regression; 64 usage error; "
+	"69 no such kernel interface; 77 permission denied. "
+	"See mpctl-report(1) for the metrics and their thresholds.",
+	NULL, NULL, NULL
+};
+
+/* ---- children ---------------------------------------------------------- */
+
+static uint64_t now_mono(void)
+{
+	return mp_now_ns(CLOCK_MONOTONIC);
+}
+
+/* Start /proc/self/exe with argv, stdout to a pipe; stderr inherited. */
+static pid_t spawn_self(char *const argv[], int *outfd)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (!pid) {
+		dup2(p[1], STDOUT_FILENO);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(p[1]);
+	*outfd = p[0];
+	return pid;
+}
+
+struct buf {
+	char *data;
+	size_t len, cap;
+};
+
+static int buf_read(struct buf *b, int fd)
+{
+	ssize_t n;
+
+	if (b->cap - b->len < 4096) {
+		size_t cap = b->cap ? b->cap * 2 : 65536;
+		char *d = realloc(b->data, cap);
+
+		if (!d)
+			return -1;
+		b->data = d;
+		b->cap = cap;
+	}
+	n = read(fd, b->data + b->len, b->cap - b->len - 1);
+	if (n > 0) {
+		b->len += n;
+		b->data[b->len] = '\0';
+	}
+	return n;
+}
+
+static int wait_child(pid_t pid, uint64_t deadline)
+{
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return status;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (deadline && now_mono() > deadline) {
+			kill(pid, SIGKILL);
+			deadline = 0;
+		}
+		usleep(10000);
+	}
+}
+
+/* "mpctl stress" status in words, for a scenario's error */
+static int child_failed(int status, const char *what, struct mp_err *err)
+{
+	if (WIFEXITED(status))
+		return mp_errf(err, WEXITSTATUS(status), 0,
+			       "%s exited with status %d", what,
+			       WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "%s killed by signal %d", what,
+			       WTERMSIG(status));
+	return mp_errf(err, MP_EXIT_FAILURE, 0, "%s failed", what);
+}
+
+static json_t *parse_doc(const char *text)
+{
+	const char *last;
+	json_t *doc;
+
+	doc = json_loads(text, 0, NULL);
+	if (doc)
+		return doc;
+	/* JSON Lines: the last complete line is the summary */
+	last = text + strlen(text);
+	while (last > text && last[-1] == '\n')
+		last--;
+	while (last > text && last[-1] != '\n')
+		last--;
+	return json_loads(last, 0, NULL);
+}
+
+static void stress_argv(const struct report_opts *o, const struct scenario *s,
+			char **argv, char *dur, size_t dlen)
+{
+	int n = 0, i;
+
+	snprintf(dur, dlen, "%" PRIu64 "ms", o->duration_ns / 1000000);
+	argv[n++] = "mpctl";
+	argv[n++] = "stress";
+	argv[n++] = "--json";
+	argv[n++] = "--duration";
+	argv[n++] = dur;
+	if (o->limit) {
+		argv[n++] = "--limit";
+		argv[n++] = (char *)o->limit;
+	}
+	for (i = 0; i < 8 && s->stress_args[i]; i++)
+		argv[n++] = (char *)s->stress_args[i];
+	argv[n] = NULL;
+}
+
+/* Run "mpctl stress --json" once and return its document. */
+static int run_stress(const struct report_opts *o, const struct scenario *s,
+		      json_t **out, struct mp_err *err)
+{
+	char *argv[24], dur[32];
+	struct buf b = { 0 };
+	uint64_t deadline;
+	int fd, status;
+	pid_t pid;
+
+	stress_argv(o, s, argv, dur, sizeof(dur));
+	pid = spawn_self(argv, &fd);
+	if (pid < 0)
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot run 'mpctl stress'");
+	while (buf_read(&b, fd) > 0)
+		;
+	close(fd);
+	deadline = now_mono() + o->duration_ns * 3 + 30000000000ULL;
+	status = wait_child(pid, deadline);
+	if (status) {
+		free(b.data);
+		return child_failed(status, "mpctl stress", err);
+	}
+	*out = b.data ? parse_doc(b.data) : NULL;
+	free(b.data);
+	if (!*out)
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "mpctl stress wrote no JSON document");
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t pct_of(const uint64_t *v, size_t n, double p)
+{
+	size_t i = (size_t)ceil(p / 100 * n);
+
+	return v[i ? i - 1 : 0];
+}
+
+/*
+ * The listen scenario: "mpctl listen --json" watches the cgroup that
+ * "mpctl stress" runs in. For every event line, the latency is the time
+ * from listen's wake-up (its "monotonic_ns") to our reading the line: the
+ * cost of mpctl's own formatting, writing and of a reader's wake-up. It
+ * does not include the kernel's delay before it signals.
+ */
+static int run_listen(const struct report_opts *o, const struct scenario *s,
+		      json_t **out, struct mp_err *err)
+{
+	char *sargv[24], dur[32], cgpath[PATH_MAX], cgarg[PATH_MAX + 16];
+	uint64_t *lat = NULL, start, first = 0, deadline;
+	size_t nlat = 0, cap = 0, i;
+	uint64_t levels[MP_LEVEL_NR] = { 0 };
+	struct buf lb = { 0 }, sb = { 0 };
+	int lfd, sfd, lstatus, sstatus;
+	json_t *stress = NULL, *doc;
+	pid_t lpid, spid;
+	size_t done = 0;
+
+	/* stress names its cgroup after --name; listen watches it */
+	snprintf(cgpath, sizeof(cgpath), "mpctl-report-%d-listen", getpid());
+	stress_argv(o, s, sargv, dur, sizeof(dur));
+	for (i = 0; sargv[i]; i++)
+		;
+	snprintf(cgarg, sizeof(cgarg), "--cgroup-name=%s", cgpath);
+	sargv[i++] = cgarg;
+	sargv[i++] = "--wait-listener";
+	sargv[i] = NULL;
+	(void)lfd;
+	start = now_mono();
+	spid = spawn_self(sargv, &sfd);
+	if (spid < 0)
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot run 'mpctl stress'");
+	{
+		char *largv[] = { "mpctl", "listen", "--json", "--cgroup",
+				  cgpath, NULL };
+
+		lpid = spawn_self(largv, &lfd);
+	}
+	deadline = start + o->duration_ns * 3 + 30000000000ULL;
+	for (;;) {
+		struct pollfd pfd[2] = {
+			{ .fd = lfd, .events = POLLIN },
+			{ .fd = sfd, .events = POLLIN },
+		};
+		int n = poll(pfd, 2, 100);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents) {
+			uint64_t t = now_mono();
+			char *line, *nl;
+
+			if (buf_read(&lb, lfd) <= 0) {
+				pfd[0].fd = -1;
+			}
+			while (lb.data && (nl = memchr(lb.data + done, '\n',
+						      lb.len - done))) {
+				json_t *ev;
+				double mono, cnt = 1;
+				const char *lv;
+				enum mp_level l;
+
+				*nl = '\0';
+				line = lb.data + done;
+				done = nl + 1 - lb.data;
+				ev = json_loads(line, 0, NULL);
+				if (!ev)
+					continue;
+				if (!mp_json_path_num(ev, "event.monotonic_ns",
+						      &mono)) {
+					if (nlat == cap) {
+						cap = cap ? cap * 2 : 256;
+						lat = realloc(lat, cap *
+							      sizeof(*lat));
+					}
+					if (lat)
+						lat[nlat++] = t > mono ?
+							t - (uint64_t)mono : 0;
+					if (!first)
+						first = (uint64_t)mono - start;
+				}
+				mp_json_path_num(ev, "event.events", &cnt);
+				lv = json_string_value(mp_json_path(ev,
+							"event.level"));
+				if (lv && !mp_level_parse(lv, &l))
+					levels[l] += (uint64_t)cnt;
+				json_decref(ev);
+			}
+		}
+		if (pfd[1].revents && buf_read(&sb, sfd) <= 0)
+			break;
+		if (now_mono() > deadline)
+			break;
+	}
+	close(sfd);
+	sstatus = wait_child(spid, deadline);
+	kill(lpid, SIGTERM);
+	lstatus = wait_child(lpid, now_mono() + 2000000000ULL);
+	close(lfd);
+	free(lb.data);
+	if (sstatus) {
+		free(sb.data);
+		free(lat);
+		return child_failed(sstatus, "mpctl stress", err);
+	}
+	if (lstatus && !(WIFEXITED(lstatus) && !WEXITSTATUS(lstatus))) {
+		free(sb.data);
+		free(lat);
+		return child_failed(lstatus, "mpctl listen", err);
+	}
+	stress = sb.data ? parse_doc(sb.data) : NULL;
+	free(sb.data);
+
+	doc = mp_json_doc("mpctl-report-listen", 1);
+	json_object_set_new(doc, "latency_kind", json_string(
+		"listen wake-up to event line read by the reader"));
+	json_object_set_new(doc, "events", json_pack("{s:I, s:I, s:I}",
+		"low", (json_int_t)levels[MP_LEVEL_LOW],
+		"medium", (json_int_t)levels[MP_LEVEL_MEDIUM],
+		"critical", (json_int_t)levels[MP_LEVEL_CRITICAL]));
+	json_object_set_new(doc, "event_lines", json_integer(nlat));
+	if (nlat) {
+		qsort(lat, nlat, sizeof(*lat), cmp_u64);
+		json_object_set_new(doc, "latency", json_pack(
+			"{s:I, s:I, s:I, s:I}",
+			"p50_ns", (json_int_t)pct_of(lat, nlat, 50),
+			"p99_ns", (json_int_t)pct_of(lat, nlat, 99),
+			"max_ns", (json_int_t)lat[nlat - 1],
+			"n", (json_int_t)nlat));
+		json_object_set_new(doc, "first_event_ns",
+				    json_integer((json_int_t)first));
+	}
+	/* the stress run that made the pressure, for its timeline */
+	if (stress) {
+		json_t *tl = json_object_get(stress, "timeline");
+
+		if (tl)
+			json_object_set(doc, "timeline", tl);
+		json_object_set(doc, "limit_bytes",
+				json_object_get(stress, "limit_bytes"));
+		json_object_set_new(doc, "stress", stress);
+	}
+	free(lat);
+	*out = doc;
+	return 0;
+}
+
+/* ---- the system -------------------------------------------------------- */
+
+static const char *const config_prefixes[] = {
+	"CONFIG_MEMCG", "CONFIG_PSI", "CONFIG_CGROUP_MEMPRESSURE",
+	"CONFIG_MEMPRESSURE", "CONFIG_SWAP", "CONFIG_ZSWAP", "CONFIG_ZRAM",
+	"CONFIG_TRANSPARENT_HUGEPAGE", "CONFIG_LRU_GEN", "CONFIG_HZ=",
+	"CONFIG_PREEMPT", "CONFIG_KASAN", "CONFIG_PROVE_LOCKING",
+	"CONFIG_CGROUPS", "CONFIG_CGROUP_V1", NULL,
+};
+
+static json_t *kernel_config(const char *release)
+{
+	json_t *c = json_object(), *opts = json_object();
+	char path[PATH_MAX], cmd[PATH_MAX + 32], line[512];
+	const char *src = NULL;
+	FILE *f = NULL;
+	bool gz = false;
+
+	if (!access(mp_syspath(path, sizeof(path), "/proc/config.gz"),
+		    R_OK)) {
+		snprintf(cmd, sizeof(cmd), "gzip -dc '%s' 2>/dev/null", path);
+		f = popen(cmd, "r");
+		gz = true;
+		src = "/proc/config.gz";
+	} else {
+		snprintf(cmd, sizeof(cmd), "/boot/config-%s", release);
+		f = fopen(mp_syspath(path, sizeof(path), cmd), "r");
+		src = f ? cmd : NULL;
+	}
+	mp_json_set(c, "source", src ? json_string(src) : NULL);
+	while (f && fgets(line, sizeof(line), f)) {
+		char *eq, *nl = strchr(line, '\n');
+		int i;
+
+		if (nl)
+			*nl = '\0';
+		if (strncmp(line, "CONFIG_", 7))
+			continue;
+		for (i = 0; config_prefixes[i]; i++)
+			if (!strncmp(line, config_prefixes[i],
+				     strlen(config_prefixes[i])))
+				break;
+		if (!config_prefixes[i])
+			continue;
+		eq = strchr(line, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		json_object_set_new(opts, line, json_string(eq + 1));
+	}
+	if (f)
+		gz ? pclose(f) : fclose(f);
+	json_object_set_new(c, "options", opts);
+	return c;
+}
+
+static int meminfo(const char *key, uint64_t *bytes)
+{
+	char path[PATH_MAX], line[256];
+	size_t klen = strlen(key);
+	unsigned long long kb;
+	FILE *f;
+
+	f = fopen(mp_syspath(path, sizeof(path), "/proc/meminfo"), "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':' &&
+		    sscanf(line + klen + 1, "%llu", &kb) == 1) {
+			fclose(f);
+			*bytes = kb * 1024;
+			return 0;
+		}
+	}
+	fclose(f);
+	return -1;
+}
+
+static json_t *mem_json(const char *key)
+{
+	uint64_t v;
+
+	return meminfo(key, &v) ? json_null() : json_integer((json_int_t)v);
+}
+
+static json_t *system_json(void)
+{
+	json_t *sys = json_object(), *be = json_array();
+	struct mp_hier v1, v2;
+	bool have_v1, have_v2;
+	struct utsname u;
+	struct mp_err err;
+	int b;
+
+	uname(&u);
+	json_object_set_new(sys, "kernel_release", json_string(u.release));
+	json_object_set_new(sys, "kernel_version", json_string(u.version));
+	json_object_set_new(sys, "machine", json_string(u.machine));
+	json_object_set_new(sys, "kernel_config", kernel_config(u.release));
+	json_object_set_new(sys, "nr_cpus", json_integer(get_nprocs()));
+	json_object_set_new(sys, "mem_total_bytes", mem_json("MemTotal"));
+	json_object_set_new(sys, "mem_available_bytes",
+			    mem_json("MemAvailable"));
+	json_object_set_new(sys, "swap_total_bytes", mem_json("SwapTotal"));
+	json_object_set_new(sys, "swap_free_bytes", mem_json("SwapFree"));
+	have_v1 = !mp_find_v1("memory", &v1);
+	have_v2 = !mp_find_v2(&v2);
+	json_object_set_new(sys, "cgroup_mode", json_string(
+		have_v1 && have_v2 ? "hybrid" : have_v1 ? "v1" :
+		have_v2 ? "v2" : "none"));
+	json_object_set_new(sys, "cgroup_v1_memory", json_boolean(have_v1));
+	json_object_set_new(sys, "cgroup_v2_memory", json_boolean(
+		have_v2 && mp_v2_has_controller(&v2, "memory")));
+	for (b = 0; b < MP_BACKEND_NR; b++) {
+		bool ok = !mp_backend_probe(b, &err);
+		json_t *e = json_pack("{s:s, s:b}", "name",
+				      mp_backend_name(b), "present", ok);
+
+		if (!ok)
+			json_object_set_new(e, "reason", json_string(err.msg));
+		json_array_append_new(be, e);
+	}
+	json_object_set_new(sys, "backends", be);
+	b = mp_backend_detect();
+	mp_json_set(sys, "default_backend", b == MP_BACKEND_AUTO ? NULL :
+		    json_string(mp_backend_name(b)));
+	return sys;
+}
+
+/* ---- running the suite ------------------------------------------------- */
+
+static bool have_stress_ng(void)
+{
+	return !system("command -v stress-ng >/dev/null 2>&1");
+}
+
+static bool selected(const struct report_opts *o, const char *name)
+{
+	int i;
+
+	if (!o->nr_scenarios)
+		return true;
+	for (i = 0; i < o->nr_scenarios; i++)
+		if (!strcmp(o->scenarios[i], name))
+			return true;
+	return false;
+}
+
+static json_t *run_scenario(const struct report_opts *o,
+			    const struct scenario *s, bool *failed)
+{
+	json_t *sc = json_object(), *runs = json_array(), *run;
+	struct mp_err err;
+	long long i;
+
+	json_object_set_new(sc, "name", json_string(s->name));
+	json_object_set_new(sc, "description", json_string(s->description));
+	json_object_set_new(sc, "runs", runs);
+	if (s->needs_stress_ng && !have_stress_ng()) {
+		json_object_set_new(sc, "status", json_string("skipped"));
+		json_object_set_new(sc, "reason",
+				    json_string("stress-ng is not installed"));
+		return sc;
+	}
+	for (i = 0; i < o->repeat; i++) {
+		if (s->run(o, s, &run, &err)) {
+			bool skip = err.status == MP_EXIT_UNAVAILABLE ||
+				    err.status == MP_EXIT_NOPERM;
+
+			json_object_set_new(sc, "status", json_string(
+				skip ? "skipped" : "failed"));
+			json_object_set_new(sc, "reason",
+					    json_string(err.msg));
+			if (!skip)
+				*failed = true;
+			cmd_error("scenario '%s': %s", s->name, err.msg);
+			break;
+		}
+		json_array_append_new(runs, run);
+	}
+	if (!json_object_get(sc, "status"))
+		json_object_set_new(sc, "status", json_string("ok"));
+	mp_report_summarize(sc);
+	return sc;
+}
+
+static json_t *run_suite(const struct report_opts *o, bool *failed)
+{
+	json_t *doc = mp_json_doc(MP_REPORT_SCHEMA, MP_REPORT_SCHEMA_VERSION);
+	json_t *scs = json_array(), *names = json_array();
+	char when[64];
+	time_t t = time(NULL);
+	struct tm tm;
+	size_t i;
+
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_set_new(doc, "mpctl_version", json_string(MPCTL_VERSION));
+	json_object_set_new(doc, "created", json_string(when));
+	json_object_set_new(doc, "system", system_json());
+	for (i = 0; i < NR_SCENARIOS; i++)
+		if (selected(o, scenarios[i].name))
+			json_array_append_new(names,
+					      json_string(scenarios[i].name));
+	json_object_set_new(doc, "settings", json_pack(
+		"{s:I, s:I, s:o, s:o}",
+		"duration_ns", (json_int_t)o->duration_ns,
+		"repeat", (json_int_t)o->repeat,
+		"limit", o->limit ? json_string(o->limit) : json_null(),
+		"scenarios", names));
+	json_object_set_new(doc, "scenarios", scs);
+	for (i = 0; i < NR_SCENARIOS; i++) {
+		if (!selected(o, scenarios[i].name))
+			continue;
+		if (!o->json || o->output)
+			cmd_error("running scenario '%s' (%lld x %s)",
+				  scenarios[i].name, o->repeat,
+				  mp_fmt_duration(o->duration_ns, when,
+						  sizeof(when)));
+		json_array_append_new(scs, run_scenario(o, &scenarios[i],
+							failed));
+	}
+	return doc;
+}
+
+/* ---- printing ---------------------------------------------------------- */
+
+static const char *fmt_value(const char *unit, double v, char *buf, int len)
+{
+	if (!strcmp(unit, "ns"))
+		return mp_fmt_duration(v < 0 ? 0 : (uint64_t)v, buf, len);
+	if (!strcmp(unit, "bytes"))
+		return mp_fmt_size(v < 0 ? 0 : (uint64_t)v, buf, len);
+	if (!strcmp(unit, "ratio"))
+		snprintf(buf, len, "%.3f", v);
+	else
+		snprintf(buf, len, "%g", v);
+	return buf;
+}
+
+static const char *fmt_delta(const char *unit, double v, char *buf, int len)
+{
+	char tmp[32];
+
+	fmt_value(unit, fabs(v), tmp, sizeof(tmp));
+	snprintf(buf, len, "%s%s", v < 0 ? "-" : "+", tmp);
+	return buf;
+}
+
+static void print_system(const json_t *doc)
+{
+	json_t *sys = json_object_get(doc, "system"), *b, *opts, *v;
+	char s1[32], s2[32];
+	const char *key;
+	size_t i;
+
+	printf("mpctl %s report, %s\n",
+	       json_string_value(json_object_get(doc, "mpctl_version")),
+	       json_string_value(json_object_get(doc, "created")));
+	printf("%-10s %s (%s)\n", "kernel",
+	       json_string_value(json_object_get(sys, "kernel_release")),
+	       json_string_value(json_object_get(sys, "machine")));
+	opts = mp_json_path(sys, "kernel_config.options");
+	printf("%-10s", "config");
+	json_object_foreach(opts, key, v)
+		printf(" %s=%s", key + 7, json_string_value(v));
+	printf("%s\n", json_object_size(opts) ? "" : " unknown");
+	printf("%-10s %s, swap %s, %lld cpus\n", "memory",
+	       mp_fmt_size(json_integer_value(json_object_get(sys,
+			   "mem_total_bytes")), s1, sizeof(s1)),
+	       mp_fmt_size(json_integer_value(json_object_get(sys,
+			   "swap_total_bytes")), s2, sizeof(s2)),
+	       (long long)json_integer_value(json_object_get(sys,
+							     "nr_cpus")));
+	printf("%-10s %s\n", "cgroups",
+	       json_string_value(json_object_get(sys, "cgroup_mode")));
+	printf("%-10s", "backends");
+	json_array_foreach(json_object_get(sys, "backends"), i, b)
+		printf(" %s%s", json_string_value(json_object_get(b, "name")),
+		       json_is_true(json_object_get(b, "present")) ? "" :
+		       " (absent)");
+	printf("\n");
+}
+
+static void print_scenario(const json_t *sc)
+{
+	json_t *ms = json_object_get(sc, "metrics");
+	char a[32], b[32], c[32];
+	size_t i;
+
+	printf("\nscenario %s: %s (%zu runs, %s)\n",
+	       json_string_value(json_object_get(sc, "name")),
+	       json_string_value(json_object_get(sc, "description")),
+	       json_array_size(json_object_get(sc, "runs")),
+	       json_string_value(json_object_get(sc, "status")));
+	if (json_object_get(sc, "reason"))
+		printf("  %s\n", json_string_value(json_object_get(sc,
+								   "reason")));
+	if (!json_object_size(ms))
+		return;
+	printf("  %-18s %12s %12s %12s %8s\n", "metric", "median", "min",
+	       "max", "spread");
+	for (i = 0; i < mp_nr_metrics; i++) {
+		const struct mp_metric *m = &mp_metrics[i];
+		json_t *s = json_object_get(ms, m->name), *sp;
+
+		if (!s)
+			continue;
+		sp = json_object_get(s, "spread_pct");
+		printf("  %-18s %12s %12s %12s", m->name,
+		       fmt_value(m->unit, json_number_value(
+				 json_object_get(s, "median")), a, sizeof(a)),
+		       fmt_value(m->unit, json_number_value(
+				 json_object_get(s, "min")), b, sizeof(b)),
+		       fmt_value(m->unit, json_number_value(
+				 json_object_get(s, "max")), c, sizeof(c)));
+		if (json_is_number(sp))
+			printf(" %7.1f%%\n", json_number_value(sp));
+		else
+			printf(" %8s\n", "-");
+	}
+}
+
+static void print_tables(const json_t *doc)
+{
+	json_t *sc;
+	size_t i;
+
+	print_system(doc);
+	json_array_foreach(json_object_get(doc, "scenarios"), i, sc)
+		print_scenario(sc);
+}
+
+static void print_compare(const json_t *cmp)
+{
+	json_t *row, *pct, *ms;
+	char a[32], b[32], c[32], d[32];
+	size_t i;
+
+	printf("base %s, new %s\n",
+	       json_string_value(json_object_get(cmp, "base_kernel")) ?: "?",
+	       json_string_value(json_object_get(cmp, "new_kernel")) ?: "?");
+	printf("%-15s %-18s %-6s %11s %11s %12s %8s %6s  %s\n", "scenario",
+	       "metric", "better", "base", "new", "delta", "delta%",
+	       "limit", "verdict");
+	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
+		const char *unit = json_string_value(json_object_get(row,
+								    "unit"));
+		const char *v = json_string_value(json_object_get(row,
+								  "verdict"));
+
+		pct = json_object_get(row, "delta_pct");
+		if (json_is_number(pct))
+			snprintf(d, sizeof(d), "%+.1f%%",
+				 json_number_value(pct));
+		else
+			snprintf(d, sizeof(d), "-");
+		printf("%-15s %-18s %-6s %11s %11s %12s %8s %5.0f%%  %s\n",
+		       json_string_value(json_object_get(row, "scenario")),
+		       json_string_value(json_object_get(row, "metric")),
+		       json_string_value(json_object_get(row, "better")),
+		       fmt_value(unit, json_number_value(
+				 json_object_get(row, "base")), a, sizeof(a)),
+		       fmt_value(unit, json_number_value(
+				 json_object_get(row, "new")), b, sizeof(b)),
+		       fmt_delta(unit, json_number_value(
+				 json_object_get(row, "delta")), c, sizeof(c)),
+		       d, json_number_value(json_object_get(row,
+						"threshold_pct")),
+		       !strcmp(v, "worse") ? "WORSE" : v);
+	}
+	ms = json_object_get(cmp, "missing_scenarios");
+	json_array_foreach(ms, i, row)
+		printf("scenario '%s' is missing from NEW\n",
+		       json_string_value(row));
+	printf("%lld regression(s), %lld improvement(s)\n",
+	       (long long)json_integer_value(json_object_get(cmp,
+							     "regressions")),
+	       (long long)json_integer_value(json_object_get(cmp,
+							     "improvements")));
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+/* Write through a temporary file and rename, so FILE is whole or absent */
+static int write_file(const char *path, const json_t *doc,
+		      int (*fn)(FILE *, const json_t *, struct mp_err *),
+		      bool pretty)
+{
+	char tmp[PATH_MAX];
+	struct mp_err err;
+	FILE *f;
+	int ret;
+
+	if (!strcmp(path, "-")) {
+		if (fn)
+			ret = fn(stdout, doc, &err);
+		else
+			ret = mp_json_emit(stdout, doc, pretty);
+		return ret ? MP_EXIT_FAILURE : 0;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid());
+	f = fopen(tmp, "w");
+	if (!f) {
+		cmd_error("cannot create '%s': %s", tmp, strerror(errno));
+		return mp_status_for_errno(errno);
+	}
+	err.msg[0] = '\0';
+	if (fn)
+		ret = fn(f, doc, &err);
+	else
+		ret = mp_json_emit(f, doc, pretty);
+	if (fclose(f) || ret) {
+		cmd_error("cannot write '%s': %s", path,
+			  err.msg[0] ? err.msg : strerror(errno));
+		unlink(tmp);
+		return MP_EXIT_FAILURE;
+	}
+	if (rename(tmp, path)) {
+		cmd_error("cannot rename '%s' to '%s': %s", tmp, path,
+			  strerror(errno));
+		unlink(tmp);
+		return mp_status_for_errno(errno);
+	}
+	return 0;
+}
+
+static int do_compare(const struct report_opts *o)
+{
+	json_t *base, *cur, *cmp;
+	struct mp_err err;
+	int ret;
+
+	base = mp_json_load_file(o->args[0], &err);
+	if (!base)
+		return cmd_fail(&err);
+	cur = mp_json_load_file(o->args[1], &err);
+	if (!cur) {
+		json_decref(base);
+		return cmd_fail(&err);
+	}
+	if (mp_report_check(base, o->args[0], &err) ||
+	    mp_report_check(cur, o->args[1], &err)) {
+		json_decref(base);
+		json_decref(cur);
+		return cmd_fail(&err);
+	}
+	cmp = mp_report_compare(base, cur, o->threshold, &err);
+	json_decref(base);
+	json_decref(cur);
+	if (!cmp)
+		return cmd_fail(&err);
+	if (o->json)
+		mp_json_emit(stdout, cmp, o->pretty);
+	else
+		print_compare(cmp);
+	ret = json_integer_value(json_object_get(cmp, "regressions")) ?
+	      MP_EXIT_FAILURE : MP_EXIT_OK;
+	json_decref(cmp);
+	return ret;
+}
+
+static void list_scenarios(void)
+{
+	size_t i;
+
+	for (i = 0; i < NR_SCENARIOS; i++)
+		printf("%-15s %s\n", scenarios[i].name,
+		       scenarios[i].description);
+}
 
 int cmd_report(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cmd_error("not implemented yet");
-	return MP_EXIT_UNAVAILABLE;
+	struct report_opts o = {
+		.duration_ns = 5000000000ULL,
+		.repeat = 3,
+		.threshold = -1,
+	};
+	struct mp_err err;
+	bool failed = false;
+	json_t *doc;
+	int ret = 0;
+
+	cmd_argp_parse(&report_argp, argc, argv, &o);
+	if (o.list) {
+		list_scenarios();
+		return MP_EXIT_OK;
+	}
+	if (o.compare)
+		return do_compare(&o);
+
+	if (o.input) {
+		doc = mp_json_load_file(o.input, &err);
+		if (!doc)
+			return cmd_fail(&err);
+		if (mp_report_check(doc, o.input, &err)) {
+			json_decref(doc);
+			return cmd_fail(&err);
+		}
+	} else {
+		doc = run_suite(&o, &failed);
+	}
+	if (o.output)
+		ret = write_file(o.output, doc, NULL, o.pretty);
+	if (!ret && o.svg)
+		ret = write_file(o.svg, doc, mp_svg_report, false);
+	if (!ret && o.html)
+		ret = write_file(o.html, doc, mp_html_report, false);
+	if (!ret) {
+		if (o.json && !o.output)
+			ret = mp_json_emit(stdout, doc, o.pretty) ?
+			      MP_EXIT_FAILURE : 0;
+		else if (!o.json)
+			print_tables(doc);
+	}
+	json_decref(doc);
+	if (!ret && failed)
+		ret = MP_EXIT_FAILURE;
+	return ret;
 }

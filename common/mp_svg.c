@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SVG and HTML pictures of a report; see mp_svg.h.
+ *
+ * Timeline samples are read by name, the first key found wins, so the
+ * drawing follows the stress document without a copy of its layout:
+ * time (t_ns, time_ns, elapsed_ns or t_ms), usage_bytes, limit_bytes,
+ * chunks_held, events per level ("events": {"low", "medium",
+ * "critical"}), and reclaim requests. Counters that only grow are drawn
+ * as their increase per sample.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mp_report.h"
+#include "mp_svg.h"
+
+#define W		960
+#define PANEL_H		380
+#define LEFT		80
+#define RIGHT		30
+#define PLOT_W		(W - LEFT - RIGHT)
+
+enum series {
+	S_USAGE,
+	S_LIMIT,
+	S_CHUNKS,
+	S_REQ,
+	S_LOW,
+	S_MEDIUM,
+	S_CRITICAL,
+	S_NR,
+};
+
+static const char *const keys[S_NR][5] = {
+	[S_USAGE] = { "usage_bytes", "memory.usage_bytes" },
+	[S_LIMIT] = { "limit_bytes", "memory.limit_bytes" },
+	[S_CHUNKS] = { "chunks_held", "chunks", "held_chunks" },
+	[S_REQ] = { "requests", "reclaim_requests", "chunks_requested",
+		    "requested_chunks" },
+	[S_LOW] = { "events.low", "events_low" },
+	[S_MEDIUM] = { "events.medium", "events_medium" },
+	[S_CRITICAL] = { "events.critical", "events.oom", "events_critical" },
+};
+
+static const char *const colour[S_NR] = {
+	[S_USAGE] = "#1f77b4",
+	[S_LIMIT] = "#d62728",
+	[S_CHUNKS] = "#2ca02c",
+	[S_REQ] = "#ff7f0e",
+	[S_LOW] = "#f2c14e",
+	[S_MEDIUM] = "#f08a24",
+	[S_CRITICAL] = "#c0392b",
+};
+
+struct timeline {
+	size_t n;
+	double *t;		/* seconds from the start */
+	double *v[S_NR];	/* NAN where a sample lacks the series */
+	bool have[S_NR];
+};
+
+static void xml_puts(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		case '"':
+			fputs("&quot;", f);
+			break;
+		default:
+			fputc(*s, f);
+		}
+	}
+}
+
+static int sample_time(const json_t *s, double *t)
+{
+	if (!mp_json_path_num(s, "t_ns", t) ||
+	    !mp_json_path_num(s, "time_ns", t) ||
+	    !mp_json_path_num(s, "elapsed_ns", t)) {
+		*t /= 1e9;
+		return 0;
+	}
+	if (!mp_json_path_num(s, "t_ms", t)) {
+		*t /= 1e3;
+		return 0;
+	}
+	return -1;
+}
+
+static void timeline_free(struct timeline *tl)
+{
+	int i;
+
+	free(tl->t);
+	for (i = 0; i < S_NR; i++)
+		free(tl->v[i]);
+	memset(tl, 0, sizeof(*tl));
+}
+
+/* A counter that never goes down is cumulative: draw its increments. */
+static void to_increments(double *v, size_t n)
+{
+	double prev = 0;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (!isnan(v[i]) && !isnan(v[i - 1]) && v[i] < v[i - 1])
+			return;
+	for (i = 0; i < n; i++) {
+		double cur = v[i];
+
+		if (isnan(cur))
+			continue;
+		v[i] = cur - prev;
+		prev = cur;
+	}
+}
+
+static int timeline_load(const json_t *run, struct timeline *tl)
+{
+	json_t *arr = json_object_get(run, "timeline"), *s;
+	double limit = NAN, t0 = NAN;
+	size_t i, k;
+	int j;
+
+	memset(tl, 0, sizeof(*tl));
+	if (!json_is_array(arr) || !json_array_size(arr))
+		return -1;
+	tl->t = calloc(json_array_size(arr), sizeof(double));
+	for (j = 0; j < S_NR; j++)
+		tl->v[j] = calloc(json_array_size(arr), sizeof(double));
+	for (j = 0; j < S_NR; j++)
+		if (!tl->v[j] || !tl->t) {
+			timeline_free(tl);
+			return -1;
+		}
+	mp_json_path_num(run, "limit_bytes", &limit);
+	json_array_foreach(arr, i, s) {
+		double t;
+
+		if (sample_time(s, &t))
+			continue;
+		if (isnan(t0))
+			t0 = t;
+		tl->t[tl->n] = t - t0;
+		for (j = 0; j < S_NR; j++) {
+			double v = NAN;
+
+			for (k = 0; k < 5 && keys[j][k]; k++)
+				if (!mp_json_path_num(s, keys[j][k], &v))
+					break;
+			if (j == S_LIMIT && isnan(v))
+				v = limit;
+			tl->v[j][tl->n] = v;
+			if (!isnan(v))
+				tl->have[j] = true;
+		}
+		tl->n++;
+	}
+	if (!tl->n) {
+		timeline_free(tl);
+		return -1;
+	}
+	to_increments(tl->v[S_REQ], tl->n);
+	for (j = S_LOW; j <= S_CRITICAL; j++)
+		to_increments(tl->v[j], tl->n);
+	return 0;
+}
+
+static double series_max(const struct timeline *tl, int s)
+{
+	double m = 0;
+	size_t i;
+
+	for (i = 0; i < tl->n; i++)
+		if (!isnan(tl->v[s][i]) && tl->v[s][i] > m)
+			m = tl->v[s][i];
+	return m;
+}
+
+/* a round number at or above v, for axis ends */
+static double nice_ceil(double v)
+{
+	double p, r;
+
+	if (v <= 0)
+		return 1;
+	p = pow(10, floor(log10(v)));
+	r = v / p;
+	if (r <= 1)
+		return p;
+	if (r <= 2)
+		return 2 * p;
+	if (r <= 5)
+		return 5 * p;
+	return 10 * p;
+}
+
+struct plot {
+	double y, h;		/* top and height in the picture */
+	double tmax;		/* seconds at the right edge */
+	double vmax;		/* value at the top */
+};
+
+static double px(const struct plot *p, double t)
+{
+	return LEFT + (p->tmax > 0 ? t / p->tmax : 0) * PLOT_W;
+}
+
+static double py(const struct plot *p, double v)
+{
+	return p->y + p->h - (p->vmax > 0 ? v / p->vmax : 0) * p->h;
+}
+
+static void frame(FILE *f, const struct plot *p, const char *label,
+		  double scale, const char *unit)
+{
+	double t, step;
+
+	fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" "
+		"fill=\"#fafafa\" stroke=\"#999\"/>\n", LEFT, p->y, PLOT_W,
+		p->h);
+	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
+		"text-anchor=\"end\">%g%s</text>\n", LEFT - 4, p->y + 10,
+		p->vmax / scale, unit);
+	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
+		"text-anchor=\"end\">0</text>\n", LEFT - 4, p->y + p->h);
+	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
+		"text-anchor=\"end\" fill=\"#444\">", LEFT - 4,
+		p->y + p->h / 2 + 4);
+	xml_puts(f, label);
+	fputs("</text>\n", f);
+	step = nice_ceil(p->tmax / 10);
+	for (t = step; t < p->tmax; t += step)
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+			"y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n", px(p, t), p->y,
+			px(p, t), p->y + p->h);
+}
+
+static void polyline(FILE *f, const struct plot *p,
+		     const struct timeline *tl, int s, const char *extra)
+{
+	size_t i;
+
+	fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5"
+		"\" %s points=\"", colour[s], extra);
+	for (i = 0; i < tl->n; i++)
+		if (!isnan(tl->v[s][i]))
+			fprintf(f, "%.1f,%.1f ", px(p, tl->t[i]),
+				py(p, fmin(tl->v[s][i], p->vmax)));
+	fputs("\"/>\n", f);
+}
+
+static void legend(FILE *f, double x, double y, int s, const char *name)
+{
+	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" "
+		"fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">"
+		"%s</text>\n", x, y - 9, colour[s], x + 14, y, name);
+}
+
+static void panel(FILE *f, const json_t *sc, const struct timeline *tl,
+		  double top)
+{
+	const char *name = json_string_value(json_object_get(sc, "name"));
+	const char *desc = json_string_value(json_object_get(sc,
+							     "description"));
+	struct plot mem, chk, ev;
+	double tmax, m, bw;
+	size_t i;
+	int j;
+
+	tmax = tl->n ? nice_ceil(tl->t[tl->n - 1]) : 1;
+	if (tl->n && tl->t[tl->n - 1] > 0 && tmax > tl->t[tl->n - 1] * 1.6)
+		tmax = tl->t[tl->n - 1];
+	fprintf(f, "<g class=\"scenario\" id=\"scenario-");
+	xml_puts(f, name);
+	fprintf(f, "\">\n<text x=\"%d\" y=\"%.1f\" font-size=\"15\" "
+		"font-weight=\"bold\">", LEFT, top + 22);
+	xml_puts(f, name);
+	fputs("</text>\n", f);
+	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
+		"fill=\"#555\">", LEFT, top + 40);
+	xml_puts(f, desc ? desc : "");
+	fputs("</text>\n", f);
+
+	mem = (struct plot){ top + 55, 130, tmax, 0 };
+	m = fmax(series_max(tl, S_USAGE), series_max(tl, S_LIMIT));
+	mem.vmax = nice_ceil(m / 1048576) * 1048576;
+	frame(f, &mem, "memory", 1048576, " MiB");
+	if (tl->have[S_LIMIT])
+		polyline(f, &mem, tl, S_LIMIT, "stroke-dasharray=\"6,3\"");
+	if (tl->have[S_USAGE])
+		polyline(f, &mem, tl, S_USAGE, "");
+	legend(f, LEFT + 10, mem.y + 16, S_USAGE, "usage");
+	legend(f, LEFT + 80, mem.y + 16, S_LIMIT, "limit");
+
+	chk = (struct plot){ top + 200, 70, tmax, 0 };
+	chk.vmax = nice_ceil(series_max(tl, S_CHUNKS));
+	frame(f, &chk, "chunks", 1, "");
+	if (tl->have[S_CHUNKS])
+		polyline(f, &chk, tl, S_CHUNKS, "");
+	/* reclaim requests: ticks along the bottom of the chunks plot */
+	bw = fmax(1.0, (double)PLOT_W / (tl->n ? tl->n : 1) * 0.8);
+	if (tl->have[S_REQ]) {
+		m = series_max(tl, S_REQ);
+		for (i = 0; i < tl->n; i++) {
+			double v = tl->v[S_REQ][i], h;
+
+			if (isnan(v) || v <= 0)
+				continue;
+			h = 6 + 18 * (m > 0 ? v / m : 0);
+			fprintf(f, "<rect class=\"request\" x=\"%.1f\" "
+				"y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				"fill=\"%s\" opacity=\"0.8\"/>\n",
+				px(&chk, tl->t[i]), chk.y + chk.h - h, bw, h,
+				colour[S_REQ]);
+		}
+	}
+	legend(f, LEFT + 10, chk.y + 16, S_CHUNKS, "chunks held");
+	legend(f, LEFT + 110, chk.y + 16, S_REQ, "reclaim requests");
+
+	ev = (struct plot){ top + 285, 70, tmax, 0 };
+	m = 0;
+	for (i = 0; i < tl->n; i++) {
+		double sum = 0;
+
+		for (j = S_LOW; j <= S_CRITICAL; j++)
+			if (!isnan(tl->v[j][i]))
+				sum += tl->v[j][i];
+		m = fmax(m, sum);
+	}
+	ev.vmax = nice_ceil(m);
+	frame(f, &ev, "events", 1, "");
+	for (i = 0; i < tl->n; i++) {
+		double base = 0;
+
+		for (j = S_LOW; j <= S_CRITICAL; j++) {
+			double v = tl->v[j][i];
+
+			if (isnan(v) || v <= 0)
+				continue;
+			fprintf(f, "<rect class=\"event-%s\" x=\"%.1f\" "
+				"y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+				"fill=\"%s\"/>\n", j == S_LOW ? "low" :
+				j == S_MEDIUM ? "medium" : "critical",
+				px(&ev, tl->t[i]), py(&ev, base + v), bw,
+				py(&ev, base) - py(&ev, base + v), colour[j]);
+			base += v;
+		}
+	}
+	legend(f, LEFT + 10, ev.y + 16, S_LOW, "low");
+	legend(f, LEFT + 60, ev.y + 16, S_MEDIUM, "medium");
+	legend(f, LEFT + 130, ev.y + 16, S_CRITICAL, "critical");
+	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
+		"text-anchor=\"middle\">0 s</text>\n", LEFT, ev.y + ev.h + 14);
+	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
+		"text-anchor=\"middle\">%g s</text>\n", LEFT + PLOT_W,
+		ev.y + ev.h + 14, tmax);
+	fputs("</g>\n", f);
+}
+
+static void empty_panel(FILE *f, const json_t *sc, double top)
+{
+	const char *name = json_string_value(json_object_get(sc, "name"));
+
+	fprintf(f, "<g class=\"scenario\">\n<text x=\"%d\" y=\"%.1f\" "
+		"font-size=\"15\" font-weight=\"bold\">", LEFT, top + 22);
+	xml_puts(f, name);
+	fprintf(f, "</text>\n<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
+		"fill=\"#555\">no timeline in this scenario's runs</text>\n"
+		"</g>\n", LEFT, top + 42);
+}
+
+static const json_t *first_timeline_run(const json_t *sc)
+{
+	json_t *runs = json_object_get(sc, "runs"), *r;
+	size_t i;
+
+	json_array_foreach(runs, i, r)
+		if (json_array_size(json_object_get(r, "timeline")))
+			return r;
+	return NULL;
+}
+
+int mp_svg_report(FILE *f, const json_t *report, struct mp_err *err)
+{
+	json_t *scs = json_object_get(report, "scenarios"), *sc;
+	const char *kernel = json_string_value(mp_json_path(report,
+					       "system.kernel_release"));
+	size_t i, n = json_array_size(scs);
+	double top = 30;
+
+	if (mp_report_check(report, "report", err))
+		return -1;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		"height=\"%.0f\" viewBox=\"0 0 %d %.0f\" "
+		"font-family=\"sans-serif\">\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+		W, top + (n ? n : 1) * PANEL_H, W, top + (n ? n : 1) * PANEL_H);
+	fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"13\" fill=\"#333\">"
+		"mpctl report, kernel ", LEFT);
+	xml_puts(f, kernel ? kernel : "unknown");
+	fputs("</text>\n", f);
+	json_array_foreach(scs, i, sc) {
+		const json_t *run = first_timeline_run(sc);
+		struct timeline tl;
+
+		if (run && !timeline_load(run, &tl)) {
+			panel(f, sc, &tl, top);
+			timeline_free(&tl);
+		} else {
+			empty_panel(f, sc, top);
+		}
+		top += PANEL_H;
+	}
+	fputs("</svg>\n", f);
+	if (ferror(f))
+		return mp_errf(err, MP_EXIT_FAILURE, errno ? errno : EIO,
+			       "write error");
+	return 0;
+}
+
+int mp_html_report(FILE *f, const json_t *report, struct mp_err *err)
+{
+	json_t *scs = json_object_get(report, "scenarios"), *sc;
+	size_t i;
+
+	if (mp_report_check(report, "report", err))
+		return -1;
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+	      "<title>mpctl report</title><style>body{font-family:sans-serif}"
+	      "table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+	      "padding:2px 8px;text-align:right}</style></head><body>\n"
+	      "<h1>mpctl report</h1>\n", f);
+	json_array_foreach(scs, i, sc) {
+		json_t *ms = json_object_get(sc, "metrics"), *s;
+		const char *key;
+
+		fputs("<h2>", f);
+		xml_puts(f, json_string_value(json_object_get(sc, "name")));
+		fputs("</h2>\n<table><tr><th>metric</th><th>median</th>"
+		      "<th>min</th><th>max</th><th>spread %</th><th>n</th>"
+		      "</tr>\n", f);
+		json_object_foreach(ms, key, s) {
+			fputs("<tr><td>", f);
+			xml_puts(f, key);
+			fprintf(f, "</td><td>%g</td><td>%g</td><td>%g</td>"
+				"<td>%g</td><td>%lld</td></tr>\n",
+				json_number_value(json_object_get(s, "median")),
+				json_number_value(json_object_get(s, "min")),
+				json_number_value(json_object_get(s, "max")),
+				json_number_value(json_object_get(s,
+								  "spread_pct")),
+				(long long)json_integer_value(
+					json_object_get(s, "n")));
+		}
+		fputs("</table>\n", f);
+	}
+	if (mp_svg_report(f, report, err))
+		return -1;
+	fputs("</body></html>\n", f);
+	return 0;
+}
