@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mp_memstat.h"
+
+/* the v1 "no limit" value is PAGE_COUNTER_MAX pages: anything this big */
+#define NO_LIMIT	(1ULL << 60)
+
+int mp_meminfo(uint64_t *total, uint64_t *avail, uint64_t *swap_used)
+{
+	char path[PATH_MAX], buf[8192], *p;
+	uint64_t t = 0, a = 0, st = 0, sf = 0;
+
+	if (!mp_syspath(path, sizeof(path), "/proc/meminfo") ||
+	    mp_read_file(path, buf, sizeof(buf)))
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		sscanf(p, "MemTotal: %" SCNu64, &t);
+		sscanf(p, "MemAvailable: %" SCNu64, &a);
+		sscanf(p, "SwapTotal: %" SCNu64, &st);
+		sscanf(p, "SwapFree: %" SCNu64, &sf);
+	}
+	if (!t) {
+		errno = EPROTO;
+		return -1;
+	}
+	if (total)
+		*total = t * 1024;
+	if (avail)
+		*avail = a * 1024;
+	if (swap_used)
+		*swap_used = (st - sf) * 1024;
+	return 0;
+}
+
+static int stat_value(const struct mp_cgroup *cg, const char *file,
+		      const char *key, uint64_t *val)
+{
+	char buf[8192], *p;
+	size_t kl = strlen(key);
+
+	if (mp_cg_read(cg, file, buf, sizeof(buf)))
+		return -1;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (!strncmp(p, key, kl) && p[kl] == ' ') {
+			*val = strtoull(p + kl + 1, NULL, 10);
+			return 0;
+		}
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+int mp_memstat_open(struct mp_memstat *ms, const struct mp_cgroup *cg)
+{
+	char path[PATH_MAX + 32], buf[64];
+	uint64_t lim = 0;
+
+	memset(ms, 0, sizeof(*ms));
+	ms->usage_fd = -1;
+	if (cg && strcmp(cg->path, "/")) {
+		if (cg->hier.version == MP_CG_V1) {
+			snprintf(path, sizeof(path), "%s/memory.usage_in_bytes",
+				 cg->dir);
+			if (stat_value(cg, "memory.stat",
+				       "hierarchical_memory_limit", &lim) &&
+			    mp_cg_read_u64(cg, "memory.limit_in_bytes", &lim))
+				lim = NO_LIMIT;
+		} else {
+			snprintf(path, sizeof(path), "%s/memory.current",
+				 cg->dir);
+			if (mp_cg_read(cg, "memory.max", buf, sizeof(buf)) ||
+			    !strncmp(buf, "max", 3))
+				lim = NO_LIMIT;
+			else
+				lim = strtoull(buf, NULL, 10);
+		}
+		ms->usage_fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (ms->usage_fd < 0 || lim >= NO_LIMIT) {
+		/* the host, or a cgroup that cannot tell its usage */
+		if (ms->usage_fd < 0) {
+			ms->host = true;
+		}
+		if (mp_meminfo(&ms->limit, NULL, NULL))
+			return -1;
+		return 0;
+	}
+	ms->limit = lim;
+	ms->limited = true;
+	return 0;
+}
+
+int mp_memstat_usage(struct mp_memstat *ms, uint64_t *usage)
+{
+	char buf[64];
+	uint64_t t, a;
+	ssize_t n;
+
+	if (ms->host) {
+		if (mp_meminfo(&t, &a, NULL))
+			return -1;
+		*usage = t - a;
+		return 0;
+	}
+	n = pread(ms->usage_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0) {
+		if (!n)
+			errno = ENODEV;
+		return -1;
+	}
+	buf[n] = '\0';
+	*usage = strtoull(buf, NULL, 10);
+	return 0;
+}
+
+void mp_memstat_close(struct mp_memstat *ms)
+{
+	if (ms->usage_fd >= 0)
+		close(ms->usage_fd);
+	ms->usage_fd = -1;
+}
+
+int mp_cg_oom_kills(const struct mp_cgroup *cg, uint64_t *kills)
+{
+	if (cg->hier.version == MP_CG_V1)
+		return stat_value(cg, "memory.oom_control", "oom_kill", kills);
+	return stat_value(cg, "memory.events", "oom_kill", kills);
+}

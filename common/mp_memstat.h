@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Memory usage and limit of a cgroup, the way the shrinker emulation and
+ * mpctl stress read them.
+ *
+ *  v1 memcg  memory.usage_in_bytes against hierarchical_memory_limit
+ *            (memory.stat), so a child of a limited cgroup sees the limit
+ *  v2        memory.current against memory.max
+ *  host      MemTotal - MemAvailable against MemTotal (/proc/meminfo),
+ *            also used when a cgroup has no limit
+ */
+#ifndef MP_MEMSTAT_H
+#define MP_MEMSTAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mp_cgroup.h"
+
+struct mp_memstat {
+	int usage_fd;		/* kept open, read with pread */
+	bool host;		/* /proc/meminfo */
+	uint64_t limit;		/* bytes, read at open */
+	bool limited;		/* the cgroup (or an ancestor) has a limit */
+};
+
+/* cg NULL or "/": the host. 0 or -1 with errno. */
+int mp_memstat_open(struct mp_memstat *ms, const struct mp_cgroup *cg);
+/* Current usage in bytes; 0 or -1 with errno. */
+int mp_memstat_usage(struct mp_memstat *ms, uint64_t *usage);
+void mp_memstat_close(struct mp_memstat *ms);
+
+/* MemTotal and MemAvailable from /proc/meminfo (sysroot applies). */
+int mp_meminfo(uint64_t *total, uint64_t *avail, uint64_t *swap_used);
+
+/*
+ * OOM kills counted in a cgroup: oom_kill of memory.oom_control (v1) or
+ * memory.events (v2). 0 or -1 with errno.
+ */
+int mp_cg_oom_kills(const struct mp_cgroup *cg, uint64_t *kills);
+
+#endif

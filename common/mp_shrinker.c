@@ -1,0 +1,781 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User-space shrinkers: kernel mempressure.shrinker (v1 and v2 ABI) and the
+ * emulation for stock kernels. See mp_shrinker.h for the contract and the
+ * emulation policy.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mp_memstat.h"
+#include "mp_shrinker.h"
+
+/* requests younger than this are taken as still being freed */
+#define EMUL_INFLIGHT_NS	20000000ULL
+
+enum { W_STOP, W_PIPE, W_SOURCE, W_THRESH };
+
+struct mp_shrinker {
+	enum mp_shrinker_mode mode;
+	enum mp_backend backend;
+	uint64_t chunk;
+	int efd;		/* request eventfd (v1, emulated), else -1 */
+	int fd;			/* mempressure.shrinker, or the pipe's write end */
+	int epfd;		/* v2: epoll around fd, POLLIN on POLLPRI */
+	bool client;
+	bool close_fds;
+	bool have_cg;
+	struct mp_cgroup cg;
+
+	/* emulation */
+	struct mp_emul_policy pol;
+	pthread_t thr;
+	bool running;
+	int pipe_r;
+	int stop_efd;
+	int thresh_efd;
+	int emul_epfd;
+	struct mp_source *src;
+	struct mp_memstat ms;
+	char line[128];		/* partial line from the pipe */
+	size_t line_len;
+	uint64_t last_event_ns;
+	uint64_t recent_ns[8];	/* in-flight requests: time, chunks */
+	uint64_t recent_n[8];
+	unsigned int recent_i;
+	struct mp_shrinker_stats st;	/* updated with __atomic */
+
+	char env[MP_SHRINKER_ENV_NR][64];
+	const char *envp[MP_SHRINKER_ENV_NR + 1];
+};
+
+#define ST_ADD(sh, f, v) __atomic_add_fetch(&(sh)->st.f, (v), __ATOMIC_RELAXED)
+#define ST_SET(sh, f, v) __atomic_store_n(&(sh)->st.f, (v), __ATOMIC_RELAXED)
+#define ST_GET(sh, f) __atomic_load_n(&(sh)->st.f, __ATOMIC_RELAXED)
+
+static const char *const mode_names[] = {
+	[MP_SHRINKER_KERNEL_V1] = "kernel-v1",
+	[MP_SHRINKER_KERNEL_V2] = "kernel-v2",
+	[MP_SHRINKER_EMULATED] = "emulated",
+};
+
+const char *mp_shrinker_mode_name(enum mp_shrinker_mode m)
+{
+	if (m < MP_SHRINKER_KERNEL_V1 || m > MP_SHRINKER_EMULATED)
+		return "unknown";
+	return mode_names[m];
+}
+
+void mp_emul_policy_defaults(struct mp_emul_policy *p)
+{
+	static const double mins[MP_LEVEL_NR] = {
+		MP_EMUL_MIN_LOW, MP_EMUL_MIN_MEDIUM, MP_EMUL_MIN_CRITICAL,
+	};
+	bool any_min = false;
+	int l;
+
+	if (p->target <= 0)
+		p->target = MP_EMUL_TARGET;
+	if (p->high == 0)
+		p->high = MP_EMUL_HIGH;
+	for (l = 0; l < MP_LEVEL_NR; l++)
+		any_min |= p->min_frac[l] != 0;
+	if (!any_min)
+		for (l = 0; l < MP_LEVEL_NR; l++)
+			p->min_frac[l] = mins[l];
+	for (l = 0; l < MP_LEVEL_NR; l++)
+		if (p->min_frac[l] < 0)
+			p->min_frac[l] = 0;	/* negative: explicitly none */
+	if (!p->interval_ns)
+		p->interval_ns = MP_EMUL_INTERVAL_NS;
+	if (!p->linger_ns)
+		p->linger_ns = MP_EMUL_LINGER_NS;
+}
+
+static struct mp_shrinker *sh_new(void)
+{
+	struct mp_shrinker *sh = calloc(1, sizeof(*sh));
+
+	if (!sh)
+		return NULL;
+	sh->efd = sh->fd = sh->epfd = -1;
+	sh->pipe_r = sh->stop_efd = sh->thresh_efd = sh->emul_epfd = -1;
+	sh->ms.usage_fd = -1;
+	return sh;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* v2: an epoll instance that is readable when the file has POLLPRI */
+static int v2_epoll(struct mp_shrinker *sh, struct mp_err *err)
+{
+	struct epoll_event ev = { .events = EPOLLPRI };
+
+	sh->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sh->epfd < 0 || epoll_ctl(sh->epfd, EPOLL_CTL_ADD, sh->fd, &ev))
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
+	return 0;
+}
+
+static int find_mempressure(struct mp_hier *h)
+{
+	if (!mp_find_v1("mempressure", h))
+		return 0;
+	if (!mp_find_v2(h) && mp_v2_has_controller(h, "mempressure"))
+		return 0;
+	return -1;
+}
+
+static int open_kernel(struct mp_shrinker *sh, const struct mp_shrinker_cfg *cfg,
+		       struct mp_err *err)
+{
+	char path[PATH_MAX + 32], cmd[96];
+	struct mp_hier h;
+	int cfd, n, e;
+
+	if (find_mempressure(&h))
+		return mp_backend_probe(MP_BACKEND_MEMPRESSURE, err);
+	if (mp_cgroup_resolve(&h, cfg->cgroup, &sh->cg, err))
+		return -1;
+	sh->have_cg = true;
+	sh->backend = MP_BACKEND_MEMPRESSURE;
+	snprintf(path, sizeof(path), "%s/mempressure.shrinker", sh->cg.dir);
+	sh->fd = open(path, O_RDWR | O_CLOEXEC |
+		      (h.version == MP_CG_V2 ? O_NONBLOCK : 0));
+	if (sh->fd < 0)
+		return mp_errf(err, errno == ENOENT ? MP_EXIT_UNAVAILABLE : -1,
+			       errno, "cannot open '%s'", path);
+	if (h.version == MP_CG_V2) {
+		sh->mode = MP_SHRINKER_KERNEL_V2;
+		n = snprintf(cmd, sizeof(cmd), "%" PRIu64, sh->chunk);
+		if (write(sh->fd, cmd, n) != n)
+			return mp_errf(err, errno == EINVAL ? MP_EXIT_USAGE : -1,
+				       errno, "cannot register chunk size %s on '%s'",
+				       cmd, path);
+		return v2_epoll(sh, err);
+	}
+	sh->mode = MP_SHRINKER_KERNEL_V1;
+	sh->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (sh->efd < 0)
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "eventfd");
+	snprintf(path, sizeof(path), "%s/cgroup.event_control", sh->cg.dir);
+	cfd = open(path, O_WRONLY | O_CLOEXEC);
+	if (cfd < 0)
+		return mp_errf(err, -1, errno, "cannot open '%s'", path);
+	/* the documented string, without the upstream test's trailing NUL */
+	n = snprintf(cmd, sizeof(cmd), "%d %d %" PRIu64, sh->efd, sh->fd,
+		     sh->chunk);
+	if (write(cfd, cmd, n) != n) {
+		e = errno;
+		close(cfd);
+		return mp_errf(err, e == EINVAL ? MP_EXIT_USAGE : -1, e,
+			       "cannot register shrinker '%s' on '%s'", cmd,
+			       path);
+	}
+	close(cfd);
+	return 0;
+}
+
+/* ---- emulation ---- */
+
+static uint64_t now_ns(void)
+{
+	return mp_now_ns(CLOCK_MONOTONIC);
+}
+
+/* A memcg v1 usage threshold: "<efd> <fd of usage_in_bytes> <bytes>". */
+static int register_threshold(struct mp_shrinker *sh, uint64_t bytes)
+{
+	char path[PATH_MAX + 32], cmd[96];
+	int ufd, cfd, n, ret = -1;
+
+	snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", sh->cg.dir);
+	ufd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ufd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/cgroup.event_control", sh->cg.dir);
+	cfd = open(path, O_WRONLY | O_CLOEXEC);
+	if (cfd < 0)
+		goto out;
+	sh->thresh_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (sh->thresh_efd < 0)
+		goto out;
+	n = snprintf(cmd, sizeof(cmd), "%d %d %" PRIu64, sh->thresh_efd, ufd,
+		     bytes);
+	if (write(cfd, cmd, n) != n) {
+		close_fd(&sh->thresh_efd);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (cfd >= 0)
+		close(cfd);
+	close(ufd);
+	return ret;
+}
+
+/* Apply "<efd> <+/-N>" lines from the pipe to the counter. */
+static void emul_apply_line(struct mp_shrinker *sh, const char *s)
+{
+	long long v;
+	int efd;
+
+	if (sscanf(s, "%d %lld", &efd, &v) != 2)
+		return;		/* malformed: ignored, as the kernel rejects it */
+	if (v > 0) {
+		ST_ADD(sh, counter, (uint64_t)v);
+		ST_ADD(sh, added, (uint64_t)v);
+	} else if (v < 0) {
+		uint64_t c = ST_GET(sh, counter), d = (uint64_t)-v;
+
+		/* only this thread lowers the counter: no race to zero */
+		ST_SET(sh, counter, c > d ? c - d : 0);
+		ST_ADD(sh, removed, d);
+	}
+}
+
+static void emul_drain_pipe(struct mp_shrinker *sh)
+{
+	char buf[4096];
+	ssize_t n, i;
+
+	while ((n = read(sh->pipe_r, buf, sizeof(buf))) > 0) {
+		for (i = 0; i < n; i++) {
+			if (buf[i] == '\n' || buf[i] == '\0') {
+				sh->line[sh->line_len] = '\0';
+				if (sh->line_len)
+					emul_apply_line(sh, sh->line);
+				sh->line_len = 0;
+			} else if (sh->line_len + 1 < sizeof(sh->line)) {
+				sh->line[sh->line_len++] = buf[i];
+			}
+		}
+	}
+}
+
+static uint64_t inflight(struct mp_shrinker *sh, uint64_t now)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < 8; i++)
+		if (sh->recent_n[i] && now - sh->recent_ns[i] < EMUL_INFLIGHT_NS)
+			sum += sh->recent_n[i];
+	return sum;
+}
+
+/*
+ * The policy: chunks to ask for, from usage against the limit, and for an
+ * event of a level (level >= 0) a floor of min_frac[level] of the counter.
+ * Returns whether usage is above the target (keep sampling).
+ */
+static bool emul_request(struct mp_shrinker *sh, int level)
+{
+	uint64_t usage, counter, target, want = 0, fl = 0, n, now, busy;
+
+	emul_drain_pipe(sh);
+	if (mp_memstat_usage(&sh->ms, &usage))
+		return false;
+	ST_SET(sh, usage_bytes, usage);
+	now = now_ns();
+	target = (uint64_t)(sh->pol.target * (double)sh->ms.limit);
+	if (usage > target)
+		want = (usage - target + sh->chunk - 1) / sh->chunk;
+	busy = inflight(sh, now);
+	want = want > busy ? want - busy : 0;
+	counter = ST_GET(sh, counter);
+	if (level >= 0)
+		fl = (uint64_t)ceil(sh->pol.min_frac[level] * (double)counter);
+	n = want > fl ? want : fl;
+	if (n > counter)
+		n = counter;
+	if (n) {
+		ST_SET(sh, counter, counter - n);
+		ST_ADD(sh, requests, 1);
+		ST_ADD(sh, chunks_requested, n);
+		sh->recent_ns[sh->recent_i] = now;
+		sh->recent_n[sh->recent_i] = n;
+		sh->recent_i = (sh->recent_i + 1) % 8;
+		if (write(sh->efd, &n, sizeof(n)) != sizeof(n)) {
+			/* eventfd full (cannot happen below 2^64 - 1) */
+			ST_ADD(sh, counter, n);
+		}
+	}
+	return usage > target;
+}
+
+static void *emul_thread(void *arg)
+{
+	struct mp_shrinker *sh = arg;
+	struct epoll_event evs[4];
+	bool sampling = false;
+	uint64_t v;
+	int i, n, timeout;
+
+	if (sh->pol.rt_priority > 0) {
+		struct sched_param sp = { .sched_priority = sh->pol.rt_priority };
+
+		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	}
+	for (;;) {
+		timeout = -1;
+		if (sampling)
+			timeout = (int)((sh->pol.interval_ns + 999999) / 1000000);
+		n = epoll_wait(sh->emul_epfd, evs, 4, timeout);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (!n) {
+			ST_ADD(sh, samples, 1);
+			sampling = emul_request(sh, -1) ||
+				   now_ns() - sh->last_event_ns < sh->pol.linger_ns;
+			continue;
+		}
+		for (i = 0; i < n; i++) {
+			switch (evs[i].data.u32) {
+			case W_STOP:
+				return NULL;
+			case W_PIPE:
+				emul_drain_pipe(sh);
+				break;
+			case W_THRESH:
+				if (read(sh->thresh_efd, &v, sizeof(v)) > 0) {
+					ST_ADD(sh, thresholds, 1);
+					sh->last_event_ns = now_ns();
+					sampling = emul_request(sh, -1) ||
+						   sampling;
+				}
+				break;
+			case W_SOURCE: {
+				struct mp_event ev;
+				struct mp_err err;
+
+				if (mp_source_read(sh->src, &ev, &err) < 0) {
+					/* the cgroup went away: stop listening */
+					epoll_ctl(sh->emul_epfd, EPOLL_CTL_DEL,
+						  mp_source_fd(sh->src), NULL);
+					break;
+				}
+				ST_ADD(sh, events[ev.level], 1);
+				sh->last_event_ns = now_ns();
+				emul_request(sh, ev.level);
+				sampling = true;
+				break;
+			}
+			}
+		}
+	}
+	return NULL;
+}
+
+static int emul_watch(struct mp_shrinker *sh, int fd, uint32_t what)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = what };
+
+	return epoll_ctl(sh->emul_epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int open_emulated(struct mp_shrinker *sh,
+			 const struct mp_shrinker_cfg *cfg, struct mp_err *err)
+{
+	struct mp_source_cfg scfg = {
+		.backend = cfg->backend,
+		.cgroup = cfg->cgroup,
+	};
+	int pfd[2], e;
+
+	sh->mode = MP_SHRINKER_EMULATED;
+	sh->pol = cfg->policy;
+	mp_emul_policy_defaults(&sh->pol);
+	if (sh->pol.target >= 1.0 || sh->pol.high > 1.0)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "shrinker policy: target and high must be fractions of the limit");
+	scfg.level = sh->pol.level;
+	if (scfg.backend == MP_BACKEND_AUTO ||
+	    scfg.backend == MP_BACKEND_MEMPRESSURE) {
+		/* memcg's vmpressure first: PSI needs a v2 memory cgroup */
+		scfg.backend = !mp_backend_probe(MP_BACKEND_MEMCG, NULL) ?
+			       MP_BACKEND_MEMCG : MP_BACKEND_PSI;
+	}
+	if (mp_source_open(&scfg, &sh->src, err))
+		return -1;
+	sh->backend = mp_source_backend(sh->src);
+	sh->cg = *mp_source_cgroup(sh->src);
+	sh->have_cg = true;
+	if (mp_memstat_open(&sh->ms, &sh->cg))
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot read the memory usage of '%s'",
+			       sh->cg.path);
+	ST_SET(sh, limit_bytes, sh->ms.limit);
+
+	sh->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sh->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sh->emul_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sh->efd < 0 || sh->stop_efd < 0 || sh->emul_epfd < 0 ||
+	    pipe2(pfd, O_CLOEXEC))
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot set up the shrinker emulation");
+	sh->pipe_r = pfd[0];
+	sh->fd = pfd[1];
+	fcntl(sh->pipe_r, F_SETFL, O_NONBLOCK);
+	if (sh->pol.high > 0 && sh->cg.hier.version == MP_CG_V1 &&
+	    sh->ms.limited && strcmp(sh->cg.path, "/"))
+		register_threshold(sh, (uint64_t)(sh->pol.high *
+						  (double)sh->ms.limit));
+	if (emul_watch(sh, sh->stop_efd, W_STOP) ||
+	    emul_watch(sh, sh->pipe_r, W_PIPE) ||
+	    emul_watch(sh, mp_source_fd(sh->src), W_SOURCE) ||
+	    (sh->thresh_efd >= 0 && emul_watch(sh, sh->thresh_efd, W_THRESH)))
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_ctl");
+	e = pthread_create(&sh->thr, NULL, emul_thread, sh);
+	if (e)
+		return mp_errf(err, MP_EXIT_FAILURE, e,
+			       "cannot start the shrinker emulation");
+	sh->running = true;
+	return 0;
+}
+
+int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
+		     struct mp_shrinker **out, struct mp_err *err)
+{
+	struct mp_shrinker *sh;
+	int ret;
+
+	if (!cfg->chunk_size)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "shrinker chunk size must not be zero");
+	if (cfg->backend == MP_BACKEND_MEMPRESSURE && cfg->emulate)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "the mempressure backend is the kernel's shrinker: it cannot be emulated");
+	sh = sh_new();
+	if (!sh)
+		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "shrinker");
+	sh->chunk = cfg->chunk_size;
+	sh->close_fds = true;
+	if (cfg->backend == MP_BACKEND_MEMPRESSURE ||
+	    (cfg->backend == MP_BACKEND_AUTO && !cfg->emulate &&
+	     !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL)))
+		ret = open_kernel(sh, cfg, err);
+	else
+		ret = open_emulated(sh, cfg, err);
+	if (ret) {
+		mp_shrinker_close(sh);
+		return -1;
+	}
+	*out = sh;
+	return 0;
+}
+
+int mp_shrinker_fd(const struct mp_shrinker *sh)
+{
+	return sh->mode == MP_SHRINKER_KERNEL_V2 ? sh->epfd : sh->efd;
+}
+
+int mp_shrinker_read(struct mp_shrinker *sh, uint64_t *chunks,
+		     struct mp_err *err)
+{
+	char buf[64];
+	ssize_t n;
+
+	if (sh->mode == MP_SHRINKER_KERNEL_V2) {
+		struct epoll_event ev;
+
+		/* consume the POLLPRI edge, then read the count */
+		epoll_wait(sh->epfd, &ev, 1, 0);
+		n = pread(sh->fd, buf, sizeof(buf) - 1, 0);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return 0;
+			return mp_errf(err, MP_EXIT_FAILURE, errno,
+				       "cannot read the shrinker request");
+		}
+		buf[n] = '\0';
+		*chunks = strtoull(buf, NULL, 10);
+		return *chunks ? 1 : 0;
+	}
+	n = read(sh->efd, chunks, sizeof(*chunks));
+	if (n == sizeof(*chunks))
+		return *chunks ? 1 : 0;
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	return mp_errf(err, MP_EXIT_FAILURE, n < 0 ? errno : EIO,
+		       "cannot read the shrinker eventfd");
+}
+
+int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
+		     int timeout_ms, struct mp_err *err)
+{
+	struct pollfd pfd = { .fd = mp_shrinker_fd(sh), .events = POLLIN };
+	uint64_t deadline = 0, now;
+	int ret, t = timeout_ms;
+
+	if (timeout_ms >= 0)
+		deadline = now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+	for (;;) {
+		ret = poll(&pfd, 1, t);
+		if (ret < 0)
+			return mp_errf(err, MP_EXIT_FAILURE, errno, "poll");
+		if (ret > 0) {
+			ret = mp_shrinker_read(sh, chunks, err);
+			if (ret)
+				return ret;
+		}
+		if (timeout_ms >= 0) {
+			now = now_ns();
+			if (now >= deadline)
+				return 0;
+			t = (int)((deadline - now + 999999) / 1000000);
+		}
+	}
+}
+
+int mp_shrinker_add(struct mp_shrinker *sh, int64_t chunks,
+		    struct mp_err *err)
+{
+	char buf[64];
+	ssize_t n;
+	int len;
+
+	if (!chunks)
+		return 0;
+	if (sh->mode == MP_SHRINKER_KERNEL_V2)
+		len = snprintf(buf, sizeof(buf), "%+" PRId64, chunks);
+	else
+		len = snprintf(buf, sizeof(buf), "%d %" PRId64 "\n", sh->efd,
+			       chunks);
+	do
+		n = write(sh->fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	if (n != len)
+		return mp_errf(err, MP_EXIT_FAILURE, n < 0 ? errno : EIO,
+			       "cannot account %+" PRId64 " chunks", chunks);
+	return 0;
+}
+
+enum mp_shrinker_mode mp_shrinker_mode(const struct mp_shrinker *sh)
+{
+	return sh->mode;
+}
+
+bool mp_shrinker_emulated(const struct mp_shrinker *sh)
+{
+	return sh->mode == MP_SHRINKER_EMULATED;
+}
+
+enum mp_backend mp_shrinker_backend(const struct mp_shrinker *sh)
+{
+	return sh->backend;
+}
+
+uint64_t mp_shrinker_chunk_size(const struct mp_shrinker *sh)
+{
+	return sh->chunk;
+}
+
+const struct mp_cgroup *mp_shrinker_cgroup(const struct mp_shrinker *sh)
+{
+	return sh->have_cg ? &sh->cg : NULL;
+}
+
+void mp_shrinker_stats(const struct mp_shrinker *sh,
+		       struct mp_shrinker_stats *st)
+{
+	const uint64_t *src = (const uint64_t *)&sh->st;
+	uint64_t *dst = (uint64_t *)st;
+	size_t i;
+
+	for (i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+void mp_shrinker_close(struct mp_shrinker *sh)
+{
+	uint64_t one = 1;
+
+	if (!sh)
+		return;
+	if (sh->running) {
+		if (write(sh->stop_efd, &one, sizeof(one)) != sizeof(one))
+			pthread_cancel(sh->thr);
+		pthread_join(sh->thr, NULL);
+	}
+	mp_source_close(sh->src);
+	mp_memstat_close(&sh->ms);
+	close_fd(&sh->pipe_r);
+	close_fd(&sh->stop_efd);
+	close_fd(&sh->thresh_efd);
+	close_fd(&sh->emul_epfd);
+	close_fd(&sh->epfd);
+	if (sh->close_fds) {
+		close_fd(&sh->efd);
+		close_fd(&sh->fd);
+	}
+	free(sh);
+}
+
+/* ---- handing the registration to children ---- */
+
+static void set_cloexec(int fd, bool on)
+{
+	int fl;
+
+	if (fd < 0)
+		return;
+	fl = fcntl(fd, F_GETFD);
+	if (fl >= 0)
+		fcntl(fd, F_SETFD, on ? fl | FD_CLOEXEC : fl & ~FD_CLOEXEC);
+}
+
+const char *const *mp_shrinker_env(struct mp_shrinker *sh)
+{
+	snprintf(sh->env[0], sizeof(sh->env[0]), "MPCTL_SHRINKER_EFD=%d",
+		 sh->mode == MP_SHRINKER_KERNEL_V2 ? -1 : sh->efd);
+	snprintf(sh->env[1], sizeof(sh->env[1]), "MPCTL_SHRINKER_FD=%d",
+		 sh->fd);
+	snprintf(sh->env[2], sizeof(sh->env[2]),
+		 "MPCTL_SHRINKER_CHUNK=%" PRIu64, sh->chunk);
+	snprintf(sh->env[3], sizeof(sh->env[3]), "MPCTL_SHRINKER_BACKEND=%s",
+		 mp_backend_name(sh->backend));
+	snprintf(sh->env[4], sizeof(sh->env[4]), "MPCTL_SHRINKER_ABI=%s",
+		 sh->mode == MP_SHRINKER_KERNEL_V2 ? "v2" : "v1");
+	sh->envp[0] = sh->env[0];
+	sh->envp[1] = sh->env[1];
+	sh->envp[2] = sh->env[2];
+	sh->envp[3] = sh->env[3];
+	sh->envp[4] = sh->env[4];
+	sh->envp[5] = NULL;
+	return sh->envp;
+}
+
+int mp_shrinker_setenv(struct mp_shrinker *sh, struct mp_err *err)
+{
+	const char *const *env = mp_shrinker_env(sh);
+	int i;
+
+	for (i = 0; i < MP_SHRINKER_ENV_NR; i++) {
+		char name[64];
+		const char *eq = strchr(env[i], '=');
+
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - env[i]),
+			 env[i]);
+		if (setenv(name, eq + 1, 1))
+			return mp_errf(err, MP_EXIT_FAILURE, errno, "setenv");
+	}
+	if (sh->mode != MP_SHRINKER_KERNEL_V2)
+		set_cloexec(sh->efd, false);
+	set_cloexec(sh->fd, false);
+	return 0;
+}
+
+void mp_shrinker_unsetenv(struct mp_shrinker *sh)
+{
+	unsetenv("MPCTL_SHRINKER_EFD");
+	unsetenv("MPCTL_SHRINKER_FD");
+	unsetenv("MPCTL_SHRINKER_CHUNK");
+	unsetenv("MPCTL_SHRINKER_BACKEND");
+	unsetenv("MPCTL_SHRINKER_ABI");
+	set_cloexec(sh->efd, true);
+	set_cloexec(sh->fd, true);
+}
+
+int mp_shrinker_client(int efd, int fd, uint64_t chunk_size, int abi,
+		       enum mp_backend backend, bool close_fds,
+		       struct mp_shrinker **out, struct mp_err *err)
+{
+	struct mp_shrinker *sh;
+
+	if ((abi != 1 && abi != 2) || fd < 0 || (abi == 1 && efd < 0) ||
+	    !chunk_size || fcntl(fd, F_GETFD) < 0 ||
+	    (abi == 1 && fcntl(efd, F_GETFD) < 0))
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid shrinker registration (efd %d, fd %d, abi v%d)",
+			       efd, fd, abi);
+	sh = sh_new();
+	if (!sh)
+		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "shrinker");
+	sh->client = true;
+	sh->close_fds = close_fds;
+	sh->chunk = chunk_size;
+	sh->backend = backend;
+	sh->fd = fd;
+	if (abi == 2) {
+		sh->mode = MP_SHRINKER_KERNEL_V2;
+		if (v2_epoll(sh, err)) {
+			mp_shrinker_close(sh);
+			return -1;
+		}
+	} else {
+		sh->efd = efd;
+		sh->mode = backend == MP_BACKEND_MEMPRESSURE ?
+			   MP_SHRINKER_KERNEL_V1 : MP_SHRINKER_EMULATED;
+		/* requests are never waited for by blocking in read() */
+		fcntl(efd, F_SETFL, fcntl(efd, F_GETFL) | O_NONBLOCK);
+	}
+	*out = sh;
+	return 0;
+}
+
+int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
+{
+	const char *e_efd = getenv("MPCTL_SHRINKER_EFD");
+	const char *e_fd = getenv("MPCTL_SHRINKER_FD");
+	const char *e_chunk = getenv("MPCTL_SHRINKER_CHUNK");
+	const char *e_backend = getenv("MPCTL_SHRINKER_BACKEND");
+	const char *e_abi = getenv("MPCTL_SHRINKER_ABI");
+	enum mp_backend b = MP_BACKEND_MEMCG;
+	char *end;
+	long efd, fd;
+	unsigned long long chunk;
+	int abi;
+
+	if (!e_fd || !e_chunk || !e_abi)
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "no shrinker registration in the environment (MPCTL_SHRINKER_FD, MPCTL_SHRINKER_CHUNK, MPCTL_SHRINKER_ABI): run under 'mpctl register'");
+	if (!strcmp(e_abi, "v1"))
+		abi = 1;
+	else if (!strcmp(e_abi, "v2"))
+		abi = 2;
+	else
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid MPCTL_SHRINKER_ABI '%s'", e_abi);
+	errno = 0;
+	efd = e_efd ? strtol(e_efd, &end, 10) : -1;
+	if (e_efd && (*end || errno))
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid MPCTL_SHRINKER_EFD '%s'", e_efd);
+	fd = strtol(e_fd, &end, 10);
+	if (*end || errno || fd < 0)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid MPCTL_SHRINKER_FD '%s'", e_fd);
+	chunk = strtoull(e_chunk, &end, 10);
+	if (*end || errno || !chunk)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid MPCTL_SHRINKER_CHUNK '%s'", e_chunk);
+	if (e_backend && mp_backend_parse(e_backend, &b))
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid MPCTL_SHRINKER_BACKEND '%s'",
+			       e_backend);
+	if (abi == 2)
+		b = MP_BACKEND_MEMPRESSURE;
+	return mp_shrinker_client((int)efd, (int)fd, chunk, abi, b, false,
+				  out, err);
+}
