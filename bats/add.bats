@@ -1,0 +1,119 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# mpctl add: accounting chunks on an inherited registration and serving
+# reclaim requests from a shell loop.
+
+load helpers
+
+fill_cmd() {
+	echo "dd if=/dev/zero of=$BATS_TEST_TMPDIR/fill bs=1M count=${1:-150} status=none"
+}
+
+setup() {
+	export MPCTL=$MPCTL_BIN
+	unset MPCTL_SHRINKER_FD MPCTL_SHRINKER_EFD MPCTL_SHRINKER_CHUNK \
+		MPCTL_SHRINKER_ABI MPCTL_SHRINKER_BACKEND
+}
+
+@test "add: outside a registration it says so, status 69" {
+	mpctl add 5
+	[ "$status" -eq 69 ]
+	assert_output --partial "mpctl add: not run under 'mpctl register'"
+	mpctl add --wait
+	[ "$status" -eq 69 ]
+}
+
+@test "add: usage errors are 64" {
+	mpctl add
+	[ "$status" -eq 64 ]
+	assert_output --partial 'nothing to do'
+	mpctl add five
+	[ "$status" -eq 64 ]
+	assert_output --partial "invalid chunk count 'five'"
+	mpctl add 1 2
+	[ "$status" -eq 64 ]
+	mpctl add 1 --json
+	[ "$status" -eq 64 ]
+}
+
+@test "add: malformed variables are a usage error, not a crash" {
+	MPCTL_SHRINKER_FD=x MPCTL_SHRINKER_EFD=y MPCTL_SHRINKER_CHUNK=1 \
+		MPCTL_SHRINKER_ABI=v1 MPCTL_SHRINKER_BACKEND=memcg \
+		run "$MPCTL_BIN" add 1
+	[ "$status" -eq 64 ] || [ "$status" -eq 69 ]
+}
+
+@test "add: +N, N, -N and -- -N inside register" {
+	requires root
+	mpctl register --chunk 1M -- sh -c '
+		$MPCTL add 10 && $MPCTL add +5 && $MPCTL add -3 &&
+		$MPCTL add -- -2 && echo ok'
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	assert_success
+	assert_output ok
+}
+
+@test "add: --wait times out with status 1 when nobody asks" {
+	requires root
+	mpctl register --chunk 1M -- sh -c '$MPCTL add 10; $MPCTL add --wait --timeout 300ms'
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	[ "$status" -eq 1 ]
+	assert_output --partial 'mpctl add: no reclaim request within the timeout'
+}
+
+@test "add: a shell loop serves reclaim requests" {
+	requires root memcg
+	cg=$(make_memcg add-loop 64M)
+	mpctl register --chunk 1M --cgroup "$cg" --join -- bash -c "
+		\$MPCTL add 200 || exit 8
+		$(fill_cmd 300) &
+		for i in 1 2 3; do
+			n=\$(\$MPCTL add --wait --timeout 20s) || exit 7
+			echo freed \$n
+		done
+		wait"
+	assert_success
+	[ "$(grep -c '^freed [1-9][0-9]*$' <<< "$output")" -eq 3 ]
+}
+
+@test "add: requests never exceed the chunks accounted" {
+	requires root memcg
+	cg=$(make_memcg add-cap 64M)
+	mpctl register --chunk 1M --cgroup "$cg" --join -- bash -c "
+		\$MPCTL add 5 || exit 8
+		$(fill_cmd) &
+		total=0
+		while n=\$(\$MPCTL add --wait --timeout 3s); do
+			total=\$((total + n))
+		done
+		echo total \$total
+		wait"
+	assert_success
+	assert_line --regexp '^total [1-5]$'
+}
+
+@test "add: --wait --json prints a request document" {
+	requires root memcg jq
+	cg=$(make_memcg add-json 64M)
+	mpctl register --chunk 256K --cgroup "$cg" --join -- bash -c "
+		\$MPCTL add 400 || exit 8
+		$(fill_cmd) &
+		\$MPCTL add --wait --json --timeout 20s
+		wait"
+	assert_success
+	echo "$output" | jq -e '.schema.name == "mpctl-add" and
+		.schema.version == 1 and .request.chunk_size_bytes == 262144 and
+		(.request.chunks >= 1) and
+		.request.bytes == .request.chunks * 262144'
+}
+
+@test "add: N --wait adds, then waits" {
+	requires root memcg
+	cg=$(make_memcg add-both 64M)
+	mpctl register --chunk 1M --cgroup "$cg" --join -- bash -c "
+		( sleep 0.3; $(fill_cmd) ) &
+		\$MPCTL add 50 --wait --timeout 20s
+		wait"
+	assert_success
+	assert_output --regexp '^[1-9][0-9]*$'
+}

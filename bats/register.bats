@@ -1,0 +1,162 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# mpctl register: a shrinker registration handed to a command, its exit
+# status, and the monitor. The same tests run on a stock kernel (emulated
+# shrinker) and on a patched one (the kernel's mempressure.shrinker).
+
+load helpers
+
+# page cache twice the cgroup's limit: reclaim without OOM kills
+fill_cmd() {
+	echo "dd if=/dev/zero of=$BATS_TEST_TMPDIR/fill bs=1M count=${1:-150} status=none"
+}
+
+setup() {
+	export MPCTL=$MPCTL_BIN
+}
+
+@test "register: --help names the options and the environment" {
+	mpctl register --help
+	assert_success
+	assert_output --partial '--chunk'
+	assert_output --partial '--cgroup'
+	assert_output --partial '--backend'
+	assert_output --partial 'MPCTL_SHRINKER_FD'
+}
+
+@test "register: --chunk is required, sizes are checked" {
+	mpctl register -- true
+	[ "$status" -eq 64 ]
+	assert_output --partial 'mpctl register: --chunk SIZE is required'
+	mpctl register --chunk 0 -- true
+	[ "$status" -eq 64 ]
+	mpctl register --chunk lots -- true
+	[ "$status" -eq 64 ]
+	assert_output --partial "invalid chunk size 'lots'"
+	mpctl register --chunk 1M --backend nope -- true
+	[ "$status" -eq 64 ]
+}
+
+@test "register: monitor options are refused with a COMMAND" {
+	mpctl register --chunk 1M --count 2 -- true
+	[ "$status" -eq 64 ]
+	assert_output --partial 'are for the monitor'
+}
+
+@test "register: COMMAND inherits the registration, described in MPCTL_SHRINKER_*" {
+	requires root
+	mpctl register --chunk 64K -- sh -c '
+		echo "chunk=$MPCTL_SHRINKER_CHUNK abi=$MPCTL_SHRINKER_ABI"
+		echo "backend=$MPCTL_SHRINKER_BACKEND"
+		test -e /proc/self/fd/$MPCTL_SHRINKER_FD && echo fd-open
+		[ "$MPCTL_SHRINKER_EFD" = -1 ] ||
+			test -e /proc/self/fd/$MPCTL_SHRINKER_EFD && echo efd-open'
+	[ "$status" -ne 69 ] || skip "no shrinker interface: $output"
+	assert_success
+	assert_line 'chunk=65536 abi=v1' || assert_line 'chunk=65536 abi=v2'
+	assert_line --regexp '^backend=(mempressure|memcg|psi)$'
+	assert_line fd-open
+	assert_line efd-open
+}
+
+@test "register: exits with COMMAND's status, 128+N when killed" {
+	requires root
+	mpctl register --chunk 1M -- sh -c 'exit 7'
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	[ "$status" -eq 7 ]
+	mpctl register --chunk 1M -- sh -c 'kill -TERM $$'
+	[ "$status" -eq 143 ]
+	mpctl register --chunk 1M -- true
+	assert_success
+}
+
+@test "register: options end at COMMAND (sh -c is sh's)" {
+	requires root
+	mpctl register --chunk 1M sh -c 'exit 5'
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	[ "$status" -eq 5 ]
+}
+
+@test "register: a missing COMMAND gives 127 and says so" {
+	requires root
+	run -127 "$MPCTL_BIN" register --chunk 1M -- /nonexistent/prog
+	echo "$output" >&2
+	assert_output --partial "mpctl register: cannot run '/nonexistent/prog': No such file or directory"
+}
+
+@test "register: --backend mempressure on a stock kernel is 69" {
+	requires root
+	if grep -qw mempressure /proc/cgroups; then
+		skip "this kernel has the mempressure controller"
+	fi
+	mpctl register --chunk 1M --backend mempressure -- true
+	[ "$status" -eq 69 ]
+}
+
+@test "register: the variables are not left in register's own children after" {
+	requires root
+	mpctl register --chunk 1M -- sh -c 'echo $MPCTL_SHRINKER_FD'
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	assert_output --regexp '^[0-9]+$'
+	run env
+	refute_output --partial MPCTL_SHRINKER_
+}
+
+@test "register: COMMAND under pressure in its cgroup gets a request (--join)" {
+	requires root memcg
+	cg=$(make_memcg reg-join 64M)
+	mpctl register --chunk 1M --cgroup "$cg" --join -v -- sh -c "
+		grep -q '$MP_RUN_ID-reg-join' /proc/self/cgroup || exit 9
+		\$MPCTL add 100 || exit 8
+		$(fill_cmd) &
+		n=\$(\$MPCTL add --wait --timeout 20s) || exit 7
+		echo request \$n
+		wait"
+	assert_success
+	assert_output --regexp 'registered: mode=(emulated|kernel-v1|kernel-v2) backend=(memcg|psi|mempressure)'
+	assert_line --regexp '^request [1-9][0-9]*$'
+	# requests never exceed the accounted chunks
+	n=$(echo "$output" | awk '/^request/ { print $2 }')
+	[ "$n" -le 100 ]
+}
+
+@test "register: monitor prints one JSON line per request" {
+	requires root memcg jq
+	cg=$(make_memcg reg-mon 64M)
+	mpctl_bg register --chunk 1M --cgroup "$cg" --chunks 200 --count 2 \
+		--timeout 25s --json -v
+	spawn_in "$cg" -- sh -c "$(fill_cmd 300)"
+	wait_exit "$MP_BG_PID" 30
+	[ "$(wc -l < "$MP_BG_OUT")" -eq 2 ]
+	jq -e --arg cg "/$MP_RUN_ID-reg-mon" '
+		.schema.name == "mpctl-register" and .schema.version == 1 and
+		.request.cgroup == $cg and .request.chunk_size_bytes == 1048576 and
+		(.request.chunks | type == "number" and . >= 1) and
+		.request.bytes == .request.chunks * 1048576 and
+		(.request.mode | IN("emulated", "kernel-v1", "kernel-v2"))' "$MP_BG_OUT"
+	run jq -s -c 'map(.request.seq)' "$MP_BG_OUT"
+	assert_output '[1,2]'
+}
+
+@test "register: monitor text lines, and no request without chunks" {
+	requires root memcg
+	cg=$(make_memcg reg-text 64M)
+	# no chunks accounted: the shrinker has nothing to ask for
+	mpctl_bg register --chunk 1M --cgroup "$cg" --timeout 2s -v
+	spawn_in "$cg" -- sh -c "$(fill_cmd)"
+	wait_exit "$MP_BG_PID" 10
+	[ ! -s "$MP_BG_OUT" ]
+	cg2=$(make_memcg reg-text2 64M)
+	mpctl_bg register --chunk 1M --cgroup "$cg2" --chunks 50 --count 1 --timeout 20s -v
+	spawn_in "$cg2" -- sh -c "$(fill_cmd)"
+	wait_exit "$MP_BG_PID" 25
+	run cat "$MP_BG_OUT"
+	assert_line --regexp "^20[0-9-]+T[0-9:.]+Z mode=[a-z0-9-]+ backend=[a-z]+ cgroup=/$MP_RUN_ID-reg-text2 chunks=[1-9][0-9]* bytes=[0-9]+$"
+}
+
+@test "register: monitor exits 0 on SIGTERM" {
+	requires root
+	mpctl_bg register --chunk 1M -v
+	kill -TERM "$MP_BG_PID"
+	wait_exit "$MP_BG_PID" 5
+}
