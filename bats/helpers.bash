@@ -127,8 +127,9 @@ spawn_in() {
 # Start mpctl in the background with output to files; wait until it says
 # it is listening (-v). $MP_BG_PID, $MP_BG_OUT, $MP_BG_ERR.
 mpctl_bg() {
-	MP_BG_OUT=$BATS_TEST_TMPDIR/bg.out
-	MP_BG_ERR=$BATS_TEST_TMPDIR/bg.err
+	MP_BG_N=$((${MP_BG_N:-0} + 1))
+	MP_BG_OUT=$BATS_TEST_TMPDIR/bg$MP_BG_N.out
+	MP_BG_ERR=$BATS_TEST_TMPDIR/bg$MP_BG_N.err
 	"$MPCTL_BIN" "$@" >"$MP_BG_OUT" 2>"$MP_BG_ERR" &
 	MP_BG_PID=$!
 	MP_PIDS+=("$MP_BG_PID")

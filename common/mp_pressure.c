@@ -10,6 +10,10 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <poll.h>
 #include <unistd.h>
 #include <linux/capability.h>
 
@@ -21,9 +25,14 @@
 #define PSI_UNPRIV_WINDOW_US	2000000ULL
 
 struct mp_watch {
-	int fd;			/* eventfd (v1) or the trigger file (psi, v2) */
+	int fd;			/* eventfd: the kernel's (v1) or the relay's */
 	enum mp_level level;
-	bool is_eventfd;
+};
+
+/* A trigger file (PSI, cgroup2 mempressure.level) the relay thread polls. */
+struct mp_trigger {
+	int fd;
+	int watch;		/* index of the watch it feeds */
 };
 
 struct mp_source {
@@ -35,6 +44,12 @@ struct mp_source {
 	int epfd;
 	int nwatch;
 	struct mp_watch watch[MP_LEVEL_NR];
+	int ntrig;
+	struct mp_trigger trig[MP_LEVEL_NR];
+	int stop_fd;		/* eventfd that ends the relay thread */
+	pthread_t relay;
+	bool relay_started;
+	atomic_bool trig_lost;	/* a trigger file reported POLLERR */
 };
 
 static const char *const backend_names[MP_BACKEND_NR] = {
@@ -307,11 +322,10 @@ enum mp_backend mp_backend_detect(void)
 	return MP_BACKEND_AUTO;
 }
 
-static int add_watch(struct mp_source *src, int fd, enum mp_level level,
-		     bool is_eventfd)
+static int add_watch(struct mp_source *src, int fd, enum mp_level level)
 {
 	struct epoll_event ev = {
-		.events = is_eventfd ? EPOLLIN : EPOLLPRI,
+		.events = EPOLLIN,
 		.data.u32 = src->nwatch,
 	};
 	struct mp_watch *w = &src->watch[src->nwatch];
@@ -320,8 +334,121 @@ static int add_watch(struct mp_source *src, int fd, enum mp_level level,
 		return -1;
 	w->fd = fd;
 	w->level = level;
-	w->is_eventfd = is_eventfd;
 	src->nwatch++;
+	return 0;
+}
+
+/* The watch of a level, made (with a fresh eventfd) if it is missing. */
+static int level_watch(struct mp_source *src, enum mp_level level)
+{
+	int i, fd;
+
+	for (i = 0; i < src->nwatch; i++)
+		if (src->watch[i].level == level)
+			return i;
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	if (add_watch(src, fd, level)) {
+		close(fd);
+		return -1;
+	}
+	return src->nwatch - 1;
+}
+
+static void relay_signal(struct mp_source *src, int watch, uint64_t n)
+{
+	if (watch >= 0 && watch < src->nwatch && n &&
+	    write(src->watch[watch].fd, &n, sizeof(n)) < 0)
+		atomic_store(&src->trig_lost, true);
+}
+
+/*
+ * Trigger files (PSI, cgroup2 mempressure.level) hand out each event to
+ * the first poll() that looks: a poll() of an epoll set holding them
+ * would consume the event before epoll_wait() reports it. So a thread
+ * blocks in poll() on them and turns each event into eventfd counts, and
+ * the source's epoll set holds eventfds only. It sleeps until an event
+ * or mp_source_close(): no periodic wake-up.
+ */
+static void *relay_fn(void *arg)
+{
+	struct mp_source *src = arg;
+	struct pollfd pfd[MP_LEVEL_NR + 1];
+	int i;
+
+	pfd[0].fd = src->stop_fd;
+	pfd[0].events = POLLIN;
+	for (i = 0; i < src->ntrig; i++) {
+		pfd[i + 1].fd = src->trig[i].fd;
+		pfd[i + 1].events = POLLPRI;
+	}
+	for (;;) {
+		if (poll(pfd, src->ntrig + 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[0].revents)
+			return NULL;
+		for (i = 0; i < src->ntrig; i++) {
+			struct mp_trigger *t = &src->trig[i];
+			short rev = pfd[i + 1].revents;
+			enum mp_level level;
+			uint64_t cnt = 1;
+			char buf[64], name[16];
+			ssize_t n;
+
+			if (rev & (POLLERR | POLLHUP | POLLNVAL)) {
+				/* the file is gone: wake the reader, stop */
+				atomic_store(&src->trig_lost, true);
+				relay_signal(src, t->watch, 1);
+				return NULL;
+			}
+			if (!(rev & POLLPRI))
+				continue;
+			if (src->backend != MP_BACKEND_MEMPRESSURE) {
+				relay_signal(src, t->watch, 1);
+				continue;
+			}
+			/* cgroup2 mempressure.level: "<level> <count>\n" */
+			n = pread(t->fd, buf, sizeof(buf) - 1, 0);
+			if (n <= 0)
+				continue;
+			buf[n] = '\0';
+			if (sscanf(buf, "%15s %" SCNu64, name, &cnt) != 2 ||
+			    mp_level_parse(name, &level) ||
+			    level < src->watch[t->watch].level)
+				level = src->watch[t->watch].level;
+			/* the threshold counts all, the level's watch tells it */
+			relay_signal(src, t->watch, cnt);
+			if (level > src->watch[t->watch].level)
+				relay_signal(src, level_watch(src, level), cnt);
+		}
+	}
+	atomic_store(&src->trig_lost, true);
+	return NULL;
+}
+
+static int start_relay(struct mp_source *src, struct mp_err *err)
+{
+	sigset_t all, old;
+	int ret;
+
+	if (!src->ntrig)
+		return 0;
+	src->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (src->stop_fd < 0)
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "eventfd");
+	/* the thread takes no signals: they belong to the caller */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&src->relay, NULL, relay_fn, src);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		return mp_errf(err, MP_EXIT_FAILURE, ret,
+			       "cannot start the trigger thread");
+	src->relay_started = true;
 	return 0;
 }
 
@@ -367,7 +494,7 @@ static int v1_register(struct mp_source *src, const char *file,
 	}
 	close(lfd);
 	close(cfd);
-	if (add_watch(src, efd, level, true)) {
+	if (add_watch(src, efd, level)) {
 		e = errno;
 		close(efd);
 		return mp_errf(err, MP_EXIT_FAILURE, e, "epoll_ctl");
@@ -397,11 +524,14 @@ static int trigger_register(struct mp_source *src, const char *path,
 			       "cannot register trigger '%s' on '%s'", trig,
 			       path);
 	}
-	if (add_watch(src, fd, level, false)) {
+	src->trig[src->ntrig].fd = fd;
+	src->trig[src->ntrig].watch = level_watch(src, level);
+	if (src->trig[src->ntrig].watch < 0) {
 		e = errno;
 		close(fd);
-		return mp_errf(err, MP_EXIT_FAILURE, e, "epoll_ctl");
+		return mp_errf(err, MP_EXIT_FAILURE, e, "eventfd");
 	}
+	src->ntrig++;
 	return 0;
 }
 
@@ -537,6 +667,7 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 		return mp_errf(err, MP_EXIT_FAILURE, errno, "out of memory");
 	src->backend = b;
 	src->cgver = MP_CG_V1;
+	src->stop_fd = -1;
 	src->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (src->epfd < 0) {
 		free(src);
@@ -556,6 +687,8 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 	default:
 		ret = mp_errf(err, MP_EXIT_USAGE, 0, "unknown backend");
 	}
+	if (!ret)
+		ret = start_relay(src, err);
 	if (ret) {
 		mp_source_close(src);
 		return -1;
@@ -584,27 +717,11 @@ const char *mp_source_file(const struct mp_source *src)
 	return src->file;
 }
 
-/* cgroup2 mempressure.level: "<level> <count>\n" */
-static int read_v2_level(int fd, enum mp_level *level, uint64_t *count)
-{
-	char buf[64], name[16];
-	ssize_t n;
-
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if (sscanf(buf, "%15s %" SCNu64, name, count) != 2 ||
-	    mp_level_parse(name, level))
-		return -1;
-	return 0;
-}
-
 int mp_source_read(struct mp_source *src, struct mp_event *ev,
 		   struct mp_err *err)
 {
 	struct epoll_event evs[MP_LEVEL_NR];
-	bool got = false, hup = false;
+	bool got = false;
 	int i, n;
 
 	n = epoll_wait(src->epfd, evs, MP_LEVEL_NR, 0);
@@ -617,38 +734,45 @@ int mp_source_read(struct mp_source *src, struct mp_event *ev,
 	ev->level = MP_LEVEL_LOW;
 	for (i = 0; i < n; i++) {
 		struct mp_watch *w = &src->watch[evs[i].data.u32];
-		enum mp_level level = w->level;
-		uint64_t cnt = 1;
+		uint64_t cnt;
 
-		if (evs[i].events & (EPOLLERR | EPOLLHUP))
-			hup = true;
-		if (w->is_eventfd) {
-			if (read(w->fd, &cnt, sizeof(cnt)) != sizeof(cnt))
-				continue;
-		} else if (src->backend == MP_BACKEND_MEMPRESSURE) {
-			if (read_v2_level(w->fd, &level, &cnt))
-				continue;
-		}
-		if (!got || level > ev->level)
-			ev->level = level;
-		/* the threshold's registration counts every notification */
+		if (read(w->fd, &cnt, sizeof(cnt)) != sizeof(cnt))
+			continue;
+		if (!got || w->level > ev->level)
+			ev->level = w->level;
+		/* the threshold's watch counts every notification */
 		if (w == &src->watch[0] || cnt > ev->count)
 			ev->count = cnt;
 		got = true;
 	}
 	/* memcg signals the eventfd once more when the cgroup goes away */
-	if ((got || hup) && !src->system && !mp_cg_exists(&src->cg))
+	if ((got || atomic_load(&src->trig_lost)) && !src->system &&
+	    !mp_cg_exists(&src->cg))
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "cgroup removed '%s'", src->cg.path);
+	if (atomic_load(&src->trig_lost))
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "lost the trigger on '%s'", src->file);
 	return got;
 }
 
 void mp_source_close(struct mp_source *src)
 {
+	uint64_t one = 1;
 	int i;
 
 	if (!src)
 		return;
+	if (src->relay_started) {
+		if (write(src->stop_fd, &one, sizeof(one)) == sizeof(one))
+			pthread_join(src->relay, NULL);
+		else
+			pthread_cancel(src->relay);
+	}
+	if (src->stop_fd >= 0)
+		close(src->stop_fd);
+	for (i = 0; i < src->ntrig; i++)
+		close(src->trig[i].fd);
 	for (i = 0; i < src->nwatch; i++)
 		close(src->watch[i].fd);
 	if (src->epfd >= 0)

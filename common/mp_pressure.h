@@ -101,7 +101,7 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 int mp_source_fd(const struct mp_source *src);
 /*
  * Collect pending events: 1 with *ev filled, 0 if none was pending,
- * -1 on error (the cgroup was removed: status 1, errnum ENODEV).
+ * -1 on error (e.g. the cgroup was removed: status 1, "cgroup removed").
  */
 int mp_source_read(struct mp_source *src, struct mp_event *ev,
 		   struct mp_err *err);

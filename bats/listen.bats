@@ -1,0 +1,276 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# mpctl listen: real events from every backend this kernel has, bad input,
+# signals, cgroup removal, idle footprint.
+
+load helpers
+
+# pressure: a memory hog twice the cgroup's limit, for a few seconds
+hog() {
+	spawn_in "$@" -- stress-ng --vm 2 --vm-bytes 96M --timeout 20s -q
+}
+
+@test "listen: memcg backend receives real low events under stress-ng" {
+	requires root memcg stress-ng
+	cg=$(make_memcg memcg-low 64M)
+	mpctl_bg listen --backend memcg --cgroup "$cg" --count 3 --timeout 25s -v
+	hog "$cg"
+	wait_exit "$MP_BG_PID" 30
+	run cat "$MP_BG_OUT"
+	[ "${#lines[@]}" -eq 3 ]
+	assert_line --index 0 --regexp "^20[0-9-]+T[0-9:.]+Z backend=memcg cgroup=/$MP_RUN_ID-memcg-low level=(low|medium|critical) events=[1-9][0-9]*$"
+}
+
+@test "listen: memcg critical events in JSON, checked with jq" {
+	requires root memcg stress-ng jq
+	cg=$(make_memcg memcg-crit 64M)
+	mpctl_bg listen -b memcg -c "$cg" -l critical -n 2 -t 25s --json -v
+	hog "$cg"
+	wait_exit "$MP_BG_PID" 30
+	[ "$(wc -l < "$MP_BG_OUT")" -eq 2 ]
+	jq -e --arg cg "/$MP_RUN_ID-memcg-crit" '
+		.schema.name == "mpctl-listen" and .schema.version == 1 and
+		.event.backend == "memcg" and .event.cgroup == $cg and
+		.event.level == "critical" and .event.level_native == "critical" and
+		(.event.events | type == "number" and . >= 1) and
+		(.event.time_ns | type == "number") and
+		(.event.monotonic_ns | type == "number")' "$MP_BG_OUT"
+	# seq counts the events
+	run jq -s 'map(.event.seq)' -c "$MP_BG_OUT"
+	assert_output '[1,2]'
+}
+
+@test "listen: memcg medium level with hierarchy and local modes" {
+	requires root memcg stress-ng
+	parent=$(make_memcg modes)
+	child=$parent/leaf
+	mkdir "$child"
+	MP_CGROUPS+=("$child")
+	echo 64M > "$child/memory.limit_in_bytes"
+	# the parent hears the child's pressure in hierarchy mode, and a local
+	# listener on the child hears it as well
+	mpctl_bg listen -b memcg -c "$parent" -l medium -m hierarchy -n 1 -t 25s -v
+	hier=$MP_BG_PID hier_out=$MP_BG_OUT
+	mpctl_bg listen -b memcg -c "$child" -l medium -m local -n 1 -t 25s -v
+	local_pid=$MP_BG_PID
+	hog "$child"
+	wait_exit "$hier" 30
+	grep -q 'level=\(medium\|critical\)' "$hier_out"
+	wait_exit "$local_pid" 30
+	grep -q "cgroup=/$MP_RUN_ID-modes/leaf level=\(medium\|critical\)" "$MP_BG_OUT"
+}
+
+@test "listen: psi backend on a cgroup2 group receives real events" {
+	requires root memcg v2 psi_cgroup stress-ng jq
+	cg=$(make_memcg psi 64M)
+	v2=$(make_v2cg psi)
+	mpctl_bg listen -b psi -c "$v2" -l low -n 2 -t 25s -j -v
+	hog "$cg" "$v2"
+	wait_exit "$MP_BG_PID" 30
+	jq -e --arg cg "/$MP_RUN_ID-psi" '.event.backend == "psi" and
+		.event.cgroup == $cg and
+		(.event.level | IN("low", "medium", "critical"))' "$MP_BG_OUT"
+	[ "$(wc -l < "$MP_BG_OUT")" -eq 2 ]
+}
+
+@test "listen: psi with a custom trigger" {
+	requires root memcg v2 psi_cgroup stress-ng
+	cg=$(make_memcg psi-spec 64M)
+	v2=$(make_v2cg psi-spec)
+	mpctl_bg listen -b psi -c "$v2" -l medium --psi 'some 100ms 2s' -n 1 -t 25s -v
+	hog "$cg" "$v2"
+	wait_exit "$MP_BG_PID" 30
+	grep -q "backend=psi cgroup=/$MP_RUN_ID-psi-spec level=medium" "$MP_BG_OUT"
+}
+
+@test "listen: mempressure backend (patched kernel)" {
+	requires root mempressure stress-ng
+	root=$(mempressure_root)
+	[ -n "$root" ] || skip "the mempressure controller is not mounted"
+	mpctl listen -b mempressure -t 1s
+	assert_success
+}
+
+@test "listen: --exec runs a command per event with the event in its environment" {
+	requires root memcg stress-ng jq
+	cg=$(make_memcg exec 64M)
+	log=$BATS_TEST_TMPDIR/exec.log
+	mpctl_bg listen -b memcg -c "$cg" -n 2 -t 25s -v \
+		--exec "echo \"\$MPCTL_SEQ \$MPCTL_LEVEL \$MPCTL_BACKEND \$MPCTL_CGROUP \$MPCTL_EVENTS\" >> $log; echo \"\$MPCTL_EVENT_JSON\" >> $log.json"
+	hog "$cg"
+	wait_exit "$MP_BG_PID" 30
+	run cat "$log"
+	assert_line --index 0 --regexp "^1 (low|medium|critical) memcg /$MP_RUN_ID-exec [1-9][0-9]*$"
+	assert_line --index 1 --regexp "^2 "
+	jq -e '.event.backend == "memcg"' "$log.json"
+}
+
+@test "listen: exits 0 at the timeout with no events" {
+	requires root memcg
+	cg=$(make_memcg idle)
+	mpctl listen -b memcg -c "$cg" -t 300ms
+	assert_success
+	assert_output ""
+}
+
+@test "listen: SIGTERM and SIGINT end it cleanly" {
+	requires root memcg
+	cg=$(make_memcg sig)
+	for sig in TERM INT; do
+		mpctl_bg listen -b memcg -c "$cg" -v
+		kill -s "$sig" "$MP_BG_PID"
+		wait_exit "$MP_BG_PID" 5
+	done
+}
+
+@test "listen: says so and exits 1 when the cgroup is removed under it" {
+	requires root memcg
+	cg=$(make_memcg gone)
+	mpctl_bg listen -b memcg -c "$cg" -v
+	rmdir "$cg"
+	st=0
+	wait_exit "$MP_BG_PID" 5 || st=$?
+	[ "$st" -eq 1 ]
+	run cat "$MP_BG_ERR"
+	assert_line --partial "mpctl listen: cgroup removed '/$MP_RUN_ID-gone'"
+}
+
+@test "listen: psi listener exits 1 when its cgroup2 group is removed" {
+	requires root v2 psi_cgroup
+	v2=$(make_v2cg gone2)
+	mpctl_bg listen -b psi -c "$v2" -v
+	rmdir "$v2"
+	st=0
+	wait_exit "$MP_BG_PID" 5 || st=$?
+	[ "$st" -eq 1 ]
+	grep -q "cgroup removed" "$MP_BG_ERR"
+}
+
+@test "listen: an idle listener does not wake up, stays small, holds its fds" {
+	requires root memcg
+	cg=$(make_memcg footprint)
+	mpctl_bg listen -b memcg -c "$cg" -v
+	pid=$MP_BG_PID
+	sleep 0.2
+	read -r -a s0 < "/proc/$pid/stat"
+	sw0=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$pid/status")
+	fd0=$(ls "/proc/$pid/fd" | wc -l)
+	sleep 4
+	read -r -a s1 < "/proc/$pid/stat"
+	sw1=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$pid/status")
+	fd1=$(ls "/proc/$pid/fd" | wc -l)
+	rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$pid/status")
+	echo "ticks $((s0[13] + s0[14])) -> $((s1[13] + s1[14])), wake-ups $sw0 -> $sw1, fds $fd0 -> $fd1, rss ${rss} kB" >&2
+	# utime + stime (fields 14 and 15) did not move: 0 CPU ticks
+	[ $((s1[13] + s1[14])) -eq $((s0[13] + s0[14])) ]
+	# no voluntary context switch: it never woke up
+	[ "$sw1" -eq "$sw0" ]
+	[ "$fd1" -eq "$fd0" ]
+	[ "$fd1" -le 12 ]
+	[ "$rss" -lt 4096 ]
+}
+
+# --- bad input: one line, the documented status ---
+
+@test "listen: unknown level, mode or backend is a usage error (64)" {
+	mpctl listen --level extreme
+	assert_failure 64
+	assert_line --index 0 "mpctl listen: unknown level 'extreme'"
+	mpctl listen --mode sideways
+	assert_failure 64
+	assert_line --index 0 "mpctl listen: unknown mode 'sideways'"
+	mpctl listen --backend vmpressure_fd
+	assert_failure 64
+	assert_line --index 0 "mpctl listen: unknown backend 'vmpressure_fd'"
+}
+
+@test "listen: oom is accepted as critical" {
+	requires root memcg
+	cg=$(make_memcg oomalias)
+	mpctl listen -b memcg -c "$cg" -l oom -t 100ms
+	assert_success
+}
+
+@test "listen: malformed and rule-breaking --psi triggers are usage errors" {
+	mpctl listen --psi 'sometimes 1 2'
+	assert_failure 64
+	assert_line --index 0 --partial "is neither 'some' nor 'full'"
+	mpctl listen --psi 'some 100000'
+	assert_failure 64
+	assert_line --index 0 --partial "expected 'some|full <stall> <window>'"
+	mpctl listen --psi 'some abc 1000000'
+	assert_failure 64
+	assert_line --index 0 --partial "invalid psi stall time 'abc'"
+	# window outside 500 ms .. 10 s, stall above the window: refused
+	# before the kernel sees them
+	for spec in 'some 1000 100000' 'some 1000 20000000' 'full 2000000 1000000' 'some 0 1000000'; do
+		mpctl listen -b psi --psi "$spec"
+		assert_failure 64
+		[ "${#lines[@]}" -eq 1 ]
+		assert_line --index 0 --regexp '^mpctl listen: psi (window|stall) '
+	done
+}
+
+@test "listen: --psi and --mode belong to their backends" {
+	requires memcg
+	mpctl listen -b memcg --psi 'some 100000 1000000' -t 100ms
+	assert_failure 64
+	assert_output "mpctl listen: --psi applies to the psi backend only"
+	mpctl listen -b psi --mode local -t 100ms
+	assert_failure 64
+	assert_output "mpctl listen: --mode applies to the memcg backend only"
+}
+
+@test "listen: a missing cgroup fails with status 1" {
+	requires memcg
+	mpctl listen -b memcg -c "/$MP_RUN_ID-does-not-exist" -t 100ms
+	assert_failure 1
+	assert_output "mpctl listen: cannot open cgroup '/$MP_RUN_ID-does-not-exist': No such file or directory"
+}
+
+@test "listen: a path that is not a cgroup fails with status 1" {
+	requires memcg
+	mpctl listen -b memcg -c /tmp -t 100ms
+	assert_failure 1
+	assert_output "mpctl listen: not a cgroup of the memory hierarchy '/tmp'"
+	mpctl listen -b memcg -c "$(memcg_root)/memory.stat" -t 100ms
+	assert_failure 1
+	assert_output --partial "not a cgroup"
+}
+
+@test "listen: permission denied gives 77" {
+	requires root memcg
+	command -v setpriv >/dev/null || skip "no setpriv"
+	cg=$(make_memcg perm)
+	run setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$MPCTL_BIN" listen -b memcg -c "$cg" -t 100ms
+	echo "$output" >&2
+	assert_failure 77
+	assert_output --regexp "^mpctl listen: cannot open '.*': Permission denied$"
+}
+
+@test "listen: --count 0, negative or huge is refused" {
+	for n in 0 -1 99999999999999999999 3x ''; do
+		mpctl listen --count "$n"
+		assert_failure 64
+		assert_line --index 0 "mpctl listen: invalid count '$n': $( \
+			case $n in 0|-1|9*) echo 'must be 1 to 2147483647' ;; \
+			*) echo 'not a number' ;; esac)"
+	done
+}
+
+@test "listen: malformed durations are refused" {
+	for t in 10x -1s 1e3 '' 0 0x10 nan 400d; do
+		mpctl listen --timeout "$t"
+		assert_failure 64
+		assert_line --index 0 "mpctl listen: invalid duration '$t'"
+	done
+}
+
+@test "listen: stray arguments and unknown options are usage errors" {
+	mpctl listen extra
+	assert_failure 64
+	assert_line --index 0 "mpctl listen: unexpected argument 'extra'"
+	mpctl listen --frobnicate
+	assert_failure 64
+}
