@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Run every test and print one closing line "N passed, N failed, N skipped".
+#
+#   scripts/check.sh              host suite, then the VM suite on each kernel
+#   scripts/check.sh --host-only  host suite only
+#
+# Environment: MPCTL_VM=0 skips the VM suite; KERNEL_VERSIONS (default
+# "6.1 6.12") and VM_DEBUG (default 1: lockdep, KASAN, list debugging)
+# choose the kernels. TAP goes to build/tap/.
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+tapdir=build/tap
+mkdir -p "$tapdir"
+rm -f "$tapdir"/*.tap
+
+host_only=0
+[ "${1:-}" = --host-only ] && host_only=1
+
+echo "== host suite ($(uname -r))"
+bats --tap bats/*.bats | tee "$tapdir/host.tap"
+
+vm_ok() {
+	[ "${MPCTL_VM:-1}" != 0 ] || { echo "MPCTL_VM=0"; return 1; }
+	command -v qemu-system-x86_64 >/dev/null || { echo "no qemu-system-x86_64"; return 1; }
+	[ -f kernel-patch/kernel.mk ] || { echo "no VM harness"; return 1; }
+	return 0
+}
+
+if [ $host_only = 0 ]; then
+	if why=$(vm_ok); then
+		for v in ${KERNEL_VERSIONS:-6.1 6.12}; do
+			echo "== VM suite, patched $v (DEBUG=${VM_DEBUG:-1})"
+			log=$tapdir/vm-$v.log
+			if make --no-print-directory vmtest KVER="$v" \
+				DEBUG="${VM_DEBUG:-1}" >"$log" 2>&1; then
+				rc=0
+			else
+				rc=$?
+			fi
+			# the TAP the VM wrote, whatever the verdict
+			grep -E '^(ok|not ok|1\.\.)' "$log" | sed "s/^\(not ok\|ok\) \([0-9]*\)/\1 \2 [$v]/" \
+				> "$tapdir/vm-$v.tap" || true
+			cat "$tapdir/vm-$v.tap"
+			if [ $rc != 0 ]; then
+				tail -n 15 "$log" | sed 's/^/# /'
+				echo "not ok - vmtest $v: the VM run failed (status $rc, see $log)" \
+					>> "$tapdir/vm-$v.tap"
+				echo "not ok - vmtest $v: the VM run failed (status $rc, see $log)"
+			fi
+		done
+	else
+		echo "# VM suite skipped: $why"
+	fi
+fi
+
+passed=0 failed=0 skipped=0
+for f in "$tapdir"/*.tap; do
+	p=$(grep -E '^ok ' "$f" | grep -vc '# skip')
+	s=$(grep -E '^ok .*# skip' -c "$f")
+	n=$(grep -Ec '^not ok ' "$f")
+	passed=$((passed + p)) skipped=$((skipped + s)) failed=$((failed + n))
+done
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
