@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A pool of reclaimable chunks, as a shrinker client holds them.
+ *
+ * One FIFO list per allocator thread, each with its own lock. Allocating
+ * maps a chunk, writes every page of it and appends it to the thread's
+ * list. Reclaiming n chunks takes the oldest chunks round-robin over the
+ * lists, unlinking them under the list's lock in O(1) each, and unmaps
+ * them after dropping the lock: the cost is O(n + lists), independent of
+ * how many chunks are held, and no lock is held across munmap()/free().
+ */
+#ifndef MP_CHUNKS_H
+#define MP_CHUNKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mp_stats.h"
+
+/* Counters, safe to place in memory shared with another process. */
+struct mp_chunk_stats {
+	uint64_t allocated;	/* chunks allocated and touched */
+	uint64_t freed;		/* chunks freed on request */
+	uint64_t alloc_ns;	/* time spent allocating and touching */
+	uint64_t alloc_failed;	/* mmap failures */
+	uint64_t free_failed;	/* munmap failures (chunks kept, re-added) */
+};
+
+struct mp_chunk_pool_cfg {
+	uint64_t chunk_size;	/* bytes; >= 16 */
+	int lists;		/* one per allocator thread; >= 1 */
+	bool heap;		/* malloc()/free() instead of mmap()/munmap() */
+	bool no_touch;		/* do not write every page */
+};
+
+struct mp_chunk_pool;
+
+/* st may be NULL (the pool keeps its own); NULL with errno on failure. */
+struct mp_chunk_pool *mp_chunks_new(const struct mp_chunk_pool_cfg *cfg,
+				    struct mp_chunk_stats *st);
+/* Allocate, touch and append a chunk to list (0 .. lists - 1). */
+void *mp_chunk_alloc(struct mp_chunk_pool *p, int list);
+/*
+ * Free up to n of the oldest chunks. Returns the number freed; chunks that
+ * could not be unmapped are put back and counted in *kept (to be re-added
+ * to the shrinker by the caller).
+ */
+uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n,
+			   uint64_t *kept);
+uint64_t mp_chunks_held(const struct mp_chunk_pool *p);
+const struct mp_chunk_stats *mp_chunks_stats(const struct mp_chunk_pool *p);
+/* Free every chunk and the pool. */
+void mp_chunks_destroy(struct mp_chunk_pool *p);
+
+#endif

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The stress engine: allocator threads that keep allocating and touching
+ * chunks, each accounted to a user-space shrinker, and one reclaim thread
+ * that frees what the shrinker asks for. It runs in its own process inside
+ * the run's cgroup; everything it counts goes to a struct stress_shared in
+ * memory shared with the parent, so the numbers survive an OOM kill.
+ */
+#ifndef STRESS_ENGINE_H
+#define STRESS_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mp_chunks.h"
+#include "mp_shrinker.h"
+#include "mp_stats.h"
+
+enum stress_state {
+	STRESS_STARTING = 0,
+	STRESS_RUNNING,
+	STRESS_DONE,
+	STRESS_FAILED,
+};
+
+struct stress_shared {
+	struct mp_chunk_stats chunks;	/* allocated, freed */
+	uint64_t requests;		/* requests read from the shrinker */
+	uint64_t chunks_requested;
+	uint64_t chunks_readded;	/* could not be freed: re-added */
+	uint64_t chunks_short;		/* asked for, but none left to free */
+	uint64_t held;			/* chunks held now */
+	uint64_t add_failed;		/* shrinker add errors */
+	struct mp_hist latency;		/* per request: count read to freed */
+	struct mp_hist latency_chunk;	/* the same per chunk freed */
+	int stop;			/* set by the parent */
+	int state;			/* enum stress_state */
+	char error[256];
+};
+
+struct stress_engine_cfg {
+	uint64_t chunk_size;
+	int threads;
+	uint64_t max_chunks;	/* footprint bound: stop allocating there */
+	struct mp_shrinker *sh;	/* registered shrinker (or a client) */
+	struct stress_shared *shm;
+	int reclaim_nice;	/* nice of the reclaim thread (0: unchanged) */
+};
+
+/* Run until shm->stop; 0, or -1 with shm->error set. */
+int stress_engine_run(const struct stress_engine_cfg *cfg);
+
+/* A shared area for the engine's numbers, pre-faulted; NULL on error. */
+struct stress_shared *stress_shared_new(void);
+void stress_shared_free(struct stress_shared *shm);
+
+#endif
