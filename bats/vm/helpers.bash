@@ -135,3 +135,15 @@ mp_hog() {
 	stress-ng --vm 1 --vm-bytes "$bytes" --vm-keep --vm-method all \
 		--timeout "${secs}s" --quiet
 }
+
+# mp_wait_content FILE WANT [TENTHS]: wait until FILE reads exactly WANT
+# (removals of registrations happen in a work item, shortly after the close)
+mp_wait_content() {
+	local i
+	for i in $(seq "${3:-50}"); do
+		[ "$(cat "$1")" = "$2" ] && return 0
+		sleep 0.1
+	done
+	echo "'$1' reads '$(cat "$1")', not '$2'" >&2
+	return 1
+}

@@ -29,12 +29,16 @@
  *   mpvm [-u UID] write FILE STRING...
  *	open FILE O_RDWR once and write each STRING on that fd in turn,
  *	printing "ok" or "error: ERRNO" for each
- *   mpvm [-u UID] shrinker-write CGDIR EFDMODE STRING...
+ *   mpvm [-u UID] shrinker-write CGDIR EFD STRING...
  *	v1: register an eventfd shrinker of chunk 4096, then write each STRING
- *	to mempressure.shrinker with "%d" replaced by the eventfd (EFDMODE
- *	"keep") or by a closed fd number (EFDMODE "closed")
+ *	to mempressure.shrinker with "%d" replaced by the registered eventfd
+ *	(EFD "keep") or by another fd (EFD as for ec: eventfd, pipe, closed);
+ *	a STRING "@ec FMT" is written to cgroup.event_control instead, with
+ *	the fd and the registered mempressure.shrinker fd for its %d;
+ *	"state <chunk_size chunks>,..." follows each write
  *
- * opts: -t MS  stop waiting for events after MS milliseconds (default 10000)
+ * opts: -t MS  stop waiting for events after MS milliseconds (default 10000;
+ *              SIGTERM stops it too, with the same summary)
  *       -n N   stop after N events
  *       -a     allocate the registered chunks for real and free what the
  *              kernel asks for (shrinkers)
@@ -94,12 +98,48 @@ static void fail(const char *what)
 	exit(2);
 }
 
+
+/* print the shrinker list of DIR's mempressure.shrinker on one line */
+static void print_state(const char *dir)
+{
+	char path[4096], buf[4096];
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "%s/mempressure.shrinker", dir);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		printf("state error: %s\n", errname(errno));
+		return;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0) {
+		printf("state error: %s\n", errname(errno));
+		return;
+	}
+	buf[n] = 0;
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\n')
+			buf[i] = i == n - 1 ? 0 : ',';
+	printf("state %s\n", buf);
+	fflush(stdout);
+}
+
 static long timeout_ms = 10000;
 static long max_events;
 static int alloc_chunks;
 static int keep_waiting;
 static char **cmd;
+static const char *state_dir;
 static pid_t child;
+static volatile sig_atomic_t stopping;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
 
 static long now_ms(void)
 {
@@ -204,6 +244,8 @@ static int loop(int fd, int kind)
 				deadline = grace;
 			left = deadline - now_ms();
 		}
+		if (stopping)
+			break;
 		if (left <= 0 || (max_events && events >= max_events))
 			break;
 		p.events = kind >= 2 ? POLLPRI : POLLIN;
@@ -248,6 +290,8 @@ static int loop(int fd, int kind)
 		fflush(stdout);
 	}
 	stop_cmd();
+	if (state_dir)
+		print_state(state_dir);
 	printf("events=%ld total=%ld held=%ld over=%d\n", events, total,
 	       nchunks, over);
 	fflush(stdout);
@@ -309,6 +353,7 @@ static int cmd_v1_shrinker(int argc, char **argv)
 
 	if (argc < 4)
 		return 1;
+	state_dir = argv[1];
 	chunk_size = atol(argv[2]);
 	v1_register(argv[1], "mempressure.shrinker", argv[2], &efd);
 	sfd = open_in(argv[1], "mempressure.shrinker", O_WRONLY | O_CLOEXEC);
@@ -340,6 +385,7 @@ static int cmd_v2_shrinker(int argc, char **argv)
 
 	if (argc < 4)
 		return 1;
+	state_dir = argv[1];
 	chunk_size = atol(argv[2]);
 	fd = open_in(argv[1], "mempressure.shrinker", O_RDWR | O_CLOEXEC);
 	xwrite(fd, argv[2], "register chunk size");
@@ -415,26 +461,45 @@ static int cmd_write(int argc, char **argv)
 	fd = open(argv[1], O_RDWR);
 	if (fd < 0)
 		fail(argv[1]);
-	for (i = 2; i < argc; i++)
+	for (i = 2; i < argc; i++) {
+		char dir[4096], *slash;
+
 		report_write(fd, argv[i]);
+		snprintf(dir, sizeof(dir), "%s", argv[1]);
+		slash = strrchr(dir, '/');
+		if (slash && !strcmp(slash + 1, "mempressure.shrinker")) {
+			*slash = 0;
+			print_state(dir);
+		}
+	}
 	return 0;
 }
 
 static int cmd_shrinker_write(int argc, char **argv)
 {
 	char line[512];
-	int efd, sfd, i, use;
+	int efd, sfd, rfd, i, use;
 
 	if (argc < 4)
 		return 1;
-	v1_register(argv[1], "mempressure.shrinker", "4096", &efd);
+	rfd = v1_register(argv[1], "mempressure.shrinker", "4096", &efd);
 	sfd = open_in(argv[1], "mempressure.shrinker", O_WRONLY);
 	use = efd;
-	if (!strcmp(argv[2], "closed"))
-		use = pick_fd(argv[1], "closed");
+	if (strcmp(argv[2], "keep"))
+		use = pick_fd(argv[1], argv[2]);
 	for (i = 3; i < argc; i++) {
-		snprintf(line, sizeof(line), argv[i], use);
-		report_write(sfd, line);
+		if (!strncmp(argv[i], "@ec ", 4)) {
+			int ec = open_in(argv[1], "cgroup.event_control",
+					 O_WRONLY);
+
+			snprintf(line, sizeof(line), argv[i] + 4, use, rfd);
+			report_write(ec, line);
+			close(ec);
+		} else {
+			snprintf(line, sizeof(line), argv[i], use);
+			report_write(sfd, line);
+		}
+		print_state(argv[1]);
 	}
 	return 0;
 }
@@ -463,6 +528,12 @@ int main(int argc, char **argv)
 	int i, n = 0, rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	{
+		struct sigaction sa = { .sa_handler = on_term };
+
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+	}
 	argv++;
 	argc--;
 	if (argc >= 2 && !strcmp(argv[0], "-u")) {

@@ -9,6 +9,9 @@
 #          under build/linux-$KVER/src
 #   DEBUG  1 merges kernel-patch/config/debug.config too (lockdep, KASAN...)
 #
+# KPATCH_SERIES_DIR=DIR takes the series from DIR instead (trying out a
+# series before it is committed).
+#
 # The series kernel-patch/$KVER/0*.patch (all but the cover letter) is
 # applied with patch -p1; a series that does not apply fails the build.
 # When the series changes, the files the old series touched are restored
@@ -26,7 +29,7 @@ debug=${2:-0}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 cfgdir=$top/kernel-patch/config
-series_dir=$top/kernel-patch/$kver
+series_dir=${KPATCH_SERIES_DIR:-$top/kernel-patch/$kver}
 tarball=/usr/src/linux-source-$kver.tar.xz
 bdir=$top/build/linux-$kver
 src=$bdir/src
