@@ -52,7 +52,7 @@ struct report_opts {
 	double threshold;	/* < 0: per-metric defaults */
 	const char *args[2];
 	int nr_args;
-	const char *limit;	/* stress --limit */
+	uint64_t limit;		/* stress --limit */
 };
 
 struct scenario {
@@ -60,8 +60,9 @@ struct scenario {
 	const char *description;
 	int (*run)(const struct report_opts *o, const struct scenario *s,
 		   json_t **out, struct mp_err *err);
-	const char *stress_args[8];	/* extra "mpctl stress" arguments */
-	bool needs_stress_ng;
+	const char *stress_args[6];	/* extra "mpctl stress" arguments */
+	bool hog;			/* add a stress-ng vm hog of limit/4 */
+	bool needs_kernel_shrinker;	/* else skipped: same as "shrinker" */
 };
 
 static int run_stress(const struct report_opts *o, const struct scenario *s,
@@ -71,14 +72,16 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 
 static const struct scenario scenarios[] = {
 	{ "listen-latency",
-	  "mpctl listen --json beside stress: wake-up to line read latency",
-	  run_listen, { "--no-shrinker" } },
+	  "mpctl listen --json on the cgroup of a stress run: wake-up to "
+	  "line read latency", run_listen },
 	{ "shrinker", "mpctl stress with the user-space shrinker",
-	  run_stress, { NULL } },
-	{ "no-shrinker", "mpctl stress without the shrinker (kernel alone)",
-	  run_stress, { "--no-shrinker" } },
-	{ "hog", "mpctl stress with the shrinker beside a stress-ng vm hog",
-	  run_stress, { "--hog" }, true },
+	  run_stress },
+	{ "hog", "mpctl stress beside an uncooperative stress-ng vm hog "
+	  "(limit/4) in the same cgroup", run_stress, { NULL }, true },
+	{ "overcommit", "mpctl stress at 4x the limit with 8 threads",
+	  run_stress, { "--overcommit", "4", "--threads", "8" } },
+	{ "emulated", "mpctl stress with the emulated shrinker on a kernel "
+	  "that has one", run_stress, { "--emulate" }, false, true },
 };
 
 #define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -102,7 +105,7 @@ static const struct argp_option options[] = {
 	{ "scenario", 's', "NAME", 0,
 	  "run only NAME (repeatable; see --list)", 0 },
 	{ "limit", OPT_LIMIT, "SIZE", 0,
-	  "memory limit passed to mpctl stress (its default otherwise)", 0 },
+	  "memory limit of each run's cgroup (default 128M)", 0 },
 	{ "list", OPT_LIST, NULL, 0, "list the scenarios and exit", 0 },
 	{ "compare", OPT_COMPARE, NULL, 0,
 	  "compare two reports: --compare BASE.json NEW.json", 0 },
@@ -156,9 +159,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->scenarios[o->nr_scenarios++] = arg;
 		break;
 	case OPT_LIMIT:
-		if (mp_parse_size(arg, &v) || !v)
-			argp_error(state, "invalid size '%s'", arg);
-		o->limit = arg;
+		if (mp_parse_size(arg, &v) || v < 16 << 20)
+			argp_error(state, "invalid limit '%s': at least 16M",
+				   arg);
+		o->limit = v;
 		break;
 	case OPT_LIST:
 		o->list = true;
@@ -324,38 +328,78 @@ static json_t *parse_doc(const char *text)
 	return json_loads(last, 0, NULL);
 }
 
+struct stress_args {
+	char *argv[24];
+	char dur[32];
+	char limit[32];
+	char hog[96];
+};
+
 static void stress_argv(const struct report_opts *o, const struct scenario *s,
-			char **argv, char *dur, size_t dlen)
+			const char *cgroup, struct stress_args *a)
 {
 	int n = 0, i;
 
-	snprintf(dur, dlen, "%" PRIu64 "ms", o->duration_ns / 1000000);
-	argv[n++] = "mpctl";
-	argv[n++] = "stress";
-	argv[n++] = "--json";
-	argv[n++] = "--duration";
-	argv[n++] = dur;
-	if (o->limit) {
-		argv[n++] = "--limit";
-		argv[n++] = (char *)o->limit;
+	snprintf(a->dur, sizeof(a->dur), "%" PRIu64 "ms",
+		 o->duration_ns / 1000000);
+	snprintf(a->limit, sizeof(a->limit), "%" PRIu64, o->limit);
+	a->argv[n++] = "mpctl";
+	a->argv[n++] = "stress";
+	a->argv[n++] = "--json";
+	a->argv[n++] = "--duration";
+	a->argv[n++] = a->dur;
+	a->argv[n++] = "--limit";
+	a->argv[n++] = a->limit;
+	if (cgroup) {
+		a->argv[n++] = "--cgroup";
+		a->argv[n++] = (char *)cgroup;
 	}
-	for (i = 0; i < 8 && s->stress_args[i]; i++)
-		argv[n++] = (char *)s->stress_args[i];
-	argv[n] = NULL;
+	if (s->hog) {
+		snprintf(a->hog, sizeof(a->hog), "--vm 1 --vm-bytes %" PRIu64
+			 "k --vm-keep", o->limit / 4 / 1024);
+		a->argv[n++] = "--hog";
+		a->argv[n++] = a->hog;
+	}
+	for (i = 0; i < 6 && s->stress_args[i]; i++)
+		a->argv[n++] = (char *)s->stress_args[i];
+	a->argv[n] = NULL;
+}
+
+/*
+ * A stress run's outcome. Status 1 with a document is a result, not a
+ * failure of the scenario: the engine was OOM-killed, and oom_kills says
+ * so. The run keeps its exit status.
+ */
+static int stress_result(int status, json_t **doc, struct mp_err *err)
+{
+	bool ok = !status || (WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
+			      *doc);
+
+	if (!ok) {
+		json_decref(*doc);
+		*doc = NULL;
+		return child_failed(status, "mpctl stress", err);
+	}
+	if (!*doc)
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "mpctl stress wrote no JSON document");
+	json_object_set_new(*doc, "exit_status",
+			    json_integer(WEXITSTATUS(status)));
+	return 0;
 }
 
 /* Run "mpctl stress --json" once and return its document. */
 static int run_stress(const struct report_opts *o, const struct scenario *s,
 		      json_t **out, struct mp_err *err)
 {
-	char *argv[24], dur[32];
+	struct stress_args a;
 	struct buf b = { 0 };
 	uint64_t deadline;
 	int fd, status;
 	pid_t pid;
 
-	stress_argv(o, s, argv, dur, sizeof(dur));
-	pid = spawn_self(argv, &fd);
+	stress_argv(o, s, NULL, &a);
+	pid = spawn_self(a.argv, &fd);
 	if (pid < 0)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot run 'mpctl stress'");
@@ -364,16 +408,9 @@ static int run_stress(const struct report_opts *o, const struct scenario *s,
 	close(fd);
 	deadline = now_mono() + o->duration_ns * 3 + 30000000000ULL;
 	status = wait_child(pid, deadline);
-	if (status) {
-		free(b.data);
-		return child_failed(status, "mpctl stress", err);
-	}
 	*out = b.data ? parse_doc(b.data) : NULL;
 	free(b.data);
-	if (!*out)
-		return mp_errf(err, MP_EXIT_FAILURE, 0,
-			       "mpctl stress wrote no JSON document");
-	return 0;
+	return stress_result(status, out, err);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -391,139 +428,202 @@ static uint64_t pct_of(const uint64_t *v, size_t n, double p)
 }
 
 /*
+ * A cgroup for the listen scenario, with the run's limit: v1 memcg when
+ * mounted (listen's memcg backend), else cgroup2 with the memory
+ * controller (psi backend).
+ */
+static int listen_cgroup(const struct report_opts *o, struct mp_cgroup *cg,
+			 enum mp_backend *backend, struct mp_err *err)
+{
+	struct mp_cgroup root;
+	struct mp_hier h;
+	char name[64], limit[32];
+	const char *file;
+
+	snprintf(name, sizeof(name), "mpctl-report-%d-listen", getpid());
+	snprintf(limit, sizeof(limit), "%" PRIu64, o->limit);
+	if (!mp_find_v1("memory", &h)) {
+		*backend = MP_BACKEND_MEMCG;
+		file = "memory.limit_in_bytes";
+	} else if (!mp_find_v2(&h) && mp_v2_has_controller(&h, "memory")) {
+		*backend = MP_BACKEND_PSI;
+		file = "memory.max";
+	} else {
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "no memory cgroup to run the listener on");
+	}
+	if (mp_cgroup_resolve(&h, "/", &root, err))
+		return -1;
+	if (mp_cg_create(&root, name, cg))
+		return mp_errf(err, -1, errno, "cannot create cgroup '%s/%s'",
+			       root.dir, name);
+	if (mp_cg_write(cg, file, limit)) {
+		mp_errf(err, -1, errno, "cannot write '%s/%s'", cg->dir, file);
+		mp_cg_remove(cg, 1000);
+		return -1;
+	}
+	/* no swap for the run, so that the limit bites (v1, when present) */
+	if (*backend == MP_BACKEND_MEMCG &&
+	    mp_cg_has_file(cg, "memory.memsw.limit_in_bytes"))
+		mp_cg_write(cg, "memory.memsw.limit_in_bytes", limit);
+	return 0;
+}
+
+struct listen_acc {
+	uint64_t *lat;
+	size_t n, cap;
+	uint64_t levels[MP_LEVEL_NR];
+	uint64_t first_mono;
+	struct buf b;
+	size_t done;
+};
+
+/* Account the complete lines read so far, read at time t (monotonic). */
+static void listen_lines(struct listen_acc *a, uint64_t t)
+{
+	char *nl;
+
+	while (a->b.data && (nl = memchr(a->b.data + a->done, '\n',
+					  a->b.len - a->done))) {
+		char *line = a->b.data + a->done;
+		double mono, cnt = 1;
+		const char *lv;
+		enum mp_level l;
+		json_t *ev;
+
+		*nl = '\0';
+		a->done = nl + 1 - a->b.data;
+		ev = json_loads(line, 0, NULL);
+		if (!ev)
+			continue;
+		if (!mp_json_path_num(ev, "event.monotonic_ns", &mono)) {
+			if (a->n == a->cap) {
+				uint64_t *p;
+
+				a->cap = a->cap ? a->cap * 2 : 256;
+				p = realloc(a->lat, a->cap * sizeof(*p));
+				if (!p) {
+					json_decref(ev);
+					return;
+				}
+				a->lat = p;
+			}
+			a->lat[a->n++] = t > mono ? t - (uint64_t)mono : 0;
+			if (!a->first_mono)
+				a->first_mono = (uint64_t)mono;
+		}
+		mp_json_path_num(ev, "event.events", &cnt);
+		lv = json_string_value(mp_json_path(ev, "event.level"));
+		if (lv && !mp_level_parse(lv, &l))
+			a->levels[l] += (uint64_t)cnt;
+		json_decref(ev);
+	}
+}
+
+/*
  * The listen scenario: "mpctl listen --json" watches the cgroup that
  * "mpctl stress" runs in. For every event line, the latency is the time
  * from listen's wake-up (its "monotonic_ns") to our reading the line: the
- * cost of mpctl's own formatting, writing and of a reader's wake-up. It
- * does not include the kernel's delay before it signals.
+ * cost of mpctl's own formatting and writing and of a reader's wake-up.
+ * It does not include the kernel's delay before it signals.
  */
 static int run_listen(const struct report_opts *o, const struct scenario *s,
 		      json_t **out, struct mp_err *err)
 {
-	char *sargv[24], dur[32], cgpath[PATH_MAX], cgarg[PATH_MAX + 16];
-	uint64_t *lat = NULL, start, first = 0, deadline;
-	size_t nlat = 0, cap = 0, i;
-	uint64_t levels[MP_LEVEL_NR] = { 0 };
-	struct buf lb = { 0 }, sb = { 0 };
-	int lfd, sfd, lstatus, sstatus;
+	struct listen_acc acc = { 0 };
+	struct buf sb = { 0 };
+	struct stress_args sa;
+	struct mp_cgroup cg;
+	enum mp_backend be = MP_BACKEND_MEMCG;
+	uint64_t start, deadline, t;
+	int lfd, sfd, lstatus, sstatus, ret = 0;
+	char *largv[] = { "mpctl", "listen", "--json", "--backend", NULL,
+			  "--cgroup", NULL, NULL };
+	bool lopen = true, sopen = true;
 	json_t *stress = NULL, *doc;
 	pid_t lpid, spid;
-	size_t done = 0;
 
-	/* stress names its cgroup after --name; listen watches it */
-	snprintf(cgpath, sizeof(cgpath), "mpctl-report-%d-listen", getpid());
-	stress_argv(o, s, sargv, dur, sizeof(dur));
-	for (i = 0; sargv[i]; i++)
-		;
-	snprintf(cgarg, sizeof(cgarg), "--cgroup-name=%s", cgpath);
-	sargv[i++] = cgarg;
-	sargv[i++] = "--wait-listener";
-	sargv[i] = NULL;
-	(void)lfd;
-	start = now_mono();
-	spid = spawn_self(sargv, &sfd);
-	if (spid < 0)
-		return mp_errf(err, MP_EXIT_FAILURE, errno,
-			       "cannot run 'mpctl stress'");
-	{
-		char *largv[] = { "mpctl", "listen", "--json", "--cgroup",
-				  cgpath, NULL };
-
-		lpid = spawn_self(largv, &lfd);
+	if (listen_cgroup(o, &cg, &be, err))
+		return -1;
+	largv[4] = (char *)mp_backend_name(be);
+	largv[6] = cg.dir;
+	lpid = spawn_self(largv, &lfd);
+	if (lpid < 0) {
+		ret = mp_errf(err, MP_EXIT_FAILURE, errno,
+			      "cannot run 'mpctl listen'");
+		goto out_cg;
+	}
+	/* listen registers before stress starts to allocate */
+	usleep(100000);
+	stress_argv(o, s, cg.dir, &sa);
+	start = mp_now_ns(CLOCK_MONOTONIC);
+	spid = spawn_self(sa.argv, &sfd);
+	if (spid < 0) {
+		ret = mp_errf(err, MP_EXIT_FAILURE, errno,
+			      "cannot run 'mpctl stress'");
+		kill(lpid, SIGTERM);
+		wait_child(lpid, 0);
+		close(lfd);
+		goto out_cg;
 	}
 	deadline = start + o->duration_ns * 3 + 30000000000ULL;
-	for (;;) {
+	while (sopen && now_mono() < deadline) {
 		struct pollfd pfd[2] = {
-			{ .fd = lfd, .events = POLLIN },
+			{ .fd = lopen ? lfd : -1, .events = POLLIN },
 			{ .fd = sfd, .events = POLLIN },
 		};
-		int n = poll(pfd, 2, 100);
 
-		if (n < 0 && errno != EINTR)
+		if (poll(pfd, 2, 100) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents) {
-			uint64_t t = now_mono();
-			char *line, *nl;
-
-			if (buf_read(&lb, lfd) <= 0) {
-				pfd[0].fd = -1;
-			}
-			while (lb.data && (nl = memchr(lb.data + done, '\n',
-						      lb.len - done))) {
-				json_t *ev;
-				double mono, cnt = 1;
-				const char *lv;
-				enum mp_level l;
-
-				*nl = '\0';
-				line = lb.data + done;
-				done = nl + 1 - lb.data;
-				ev = json_loads(line, 0, NULL);
-				if (!ev)
-					continue;
-				if (!mp_json_path_num(ev, "event.monotonic_ns",
-						      &mono)) {
-					if (nlat == cap) {
-						cap = cap ? cap * 2 : 256;
-						lat = realloc(lat, cap *
-							      sizeof(*lat));
-					}
-					if (lat)
-						lat[nlat++] = t > mono ?
-							t - (uint64_t)mono : 0;
-					if (!first)
-						first = (uint64_t)mono - start;
-				}
-				mp_json_path_num(ev, "event.events", &cnt);
-				lv = json_string_value(mp_json_path(ev,
-							"event.level"));
-				if (lv && !mp_level_parse(lv, &l))
-					levels[l] += (uint64_t)cnt;
-				json_decref(ev);
-			}
+			t = now_mono();
+			if (buf_read(&acc.b, lfd) <= 0)
+				lopen = false;
+			listen_lines(&acc, t);
 		}
 		if (pfd[1].revents && buf_read(&sb, sfd) <= 0)
-			break;
-		if (now_mono() > deadline)
-			break;
+			sopen = false;
 	}
 	close(sfd);
 	sstatus = wait_child(spid, deadline);
+	/* late lines: whatever listen wrote before it heard SIGTERM */
 	kill(lpid, SIGTERM);
+	while (lopen && buf_read(&acc.b, lfd) > 0)
+		listen_lines(&acc, now_mono());
 	lstatus = wait_child(lpid, now_mono() + 2000000000ULL);
 	close(lfd);
-	free(lb.data);
-	if (sstatus) {
-		free(sb.data);
-		free(lat);
-		return child_failed(sstatus, "mpctl stress", err);
-	}
-	if (lstatus && !(WIFEXITED(lstatus) && !WEXITSTATUS(lstatus))) {
-		free(sb.data);
-		free(lat);
-		return child_failed(lstatus, "mpctl listen", err);
-	}
 	stress = sb.data ? parse_doc(sb.data) : NULL;
-	free(sb.data);
+	if (stress_result(sstatus, &stress, err)) {
+		ret = -1;
+		goto out;
+	}
+	if (lstatus) {
+		json_decref(stress);
+		ret = child_failed(lstatus, "mpctl listen", err);
+		goto out;
+	}
 
 	doc = mp_json_doc("mpctl-report-listen", 1);
 	json_object_set_new(doc, "latency_kind", json_string(
 		"listen wake-up to event line read by the reader"));
+	json_object_set_new(doc, "backend", json_string(mp_backend_name(be)));
 	json_object_set_new(doc, "events", json_pack("{s:I, s:I, s:I}",
-		"low", (json_int_t)levels[MP_LEVEL_LOW],
-		"medium", (json_int_t)levels[MP_LEVEL_MEDIUM],
-		"critical", (json_int_t)levels[MP_LEVEL_CRITICAL]));
-	json_object_set_new(doc, "event_lines", json_integer(nlat));
-	if (nlat) {
-		qsort(lat, nlat, sizeof(*lat), cmp_u64);
+		"low", (json_int_t)acc.levels[MP_LEVEL_LOW],
+		"medium", (json_int_t)acc.levels[MP_LEVEL_MEDIUM],
+		"critical", (json_int_t)acc.levels[MP_LEVEL_CRITICAL]));
+	json_object_set_new(doc, "event_lines",
+			    json_integer((json_int_t)acc.n));
+	if (acc.n) {
+		qsort(acc.lat, acc.n, sizeof(*acc.lat), cmp_u64);
 		json_object_set_new(doc, "latency", json_pack(
 			"{s:I, s:I, s:I, s:I}",
-			"p50_ns", (json_int_t)pct_of(lat, nlat, 50),
-			"p99_ns", (json_int_t)pct_of(lat, nlat, 99),
-			"max_ns", (json_int_t)lat[nlat - 1],
-			"n", (json_int_t)nlat));
-		json_object_set_new(doc, "first_event_ns",
-				    json_integer((json_int_t)first));
+			"count", (json_int_t)acc.n,
+			"p50_ns", (json_int_t)pct_of(acc.lat, acc.n, 50),
+			"p99_ns", (json_int_t)pct_of(acc.lat, acc.n, 99),
+			"max_ns", (json_int_t)acc.lat[acc.n - 1]));
+		json_object_set_new(doc, "first_event_ns", json_integer(
+			(json_int_t)(acc.first_mono > start ?
+				     acc.first_mono - start : 0)));
 	}
 	/* the stress run that made the pressure, for its timeline */
 	if (stress) {
@@ -533,30 +633,51 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 			json_object_set(doc, "timeline", tl);
 		json_object_set(doc, "limit_bytes",
 				json_object_get(stress, "limit_bytes"));
+		json_object_set(doc, "peak_usage_bytes",
+				json_object_get(stress, "peak_usage_bytes"));
+		json_object_set(doc, "oom_kills",
+				json_object_get(stress, "oom_kills"));
+		json_object_set(doc, "exit_status",
+				json_object_get(stress, "exit_status"));
+		/* the stress document without its timeline (kept above) */
+		json_object_del(stress, "timeline");
 		json_object_set_new(doc, "stress", stress);
 	}
-	free(lat);
 	*out = doc;
-	return 0;
+out:
+	free(sb.data);
+	free(acc.b.data);
+	free(acc.lat);
+out_cg:
+	if (mp_cg_remove(&cg, 5000) && !ret) {
+		cmd_error("cannot remove cgroup '%s': %s", cg.dir,
+			  strerror(errno));
+	}
+	return ret;
 }
 
 /* ---- the system -------------------------------------------------------- */
 
-static const char *const config_prefixes[] = {
-	"CONFIG_MEMCG", "CONFIG_PSI", "CONFIG_CGROUP_MEMPRESSURE",
-	"CONFIG_MEMPRESSURE", "CONFIG_SWAP", "CONFIG_ZSWAP", "CONFIG_ZRAM",
-	"CONFIG_TRANSPARENT_HUGEPAGE", "CONFIG_LRU_GEN", "CONFIG_HZ=",
-	"CONFIG_PREEMPT", "CONFIG_KASAN", "CONFIG_PROVE_LOCKING",
-	"CONFIG_CGROUPS", "CONFIG_CGROUP_V1", NULL,
+/* the options that shape memory pressure; "n" when not set */
+static const char *const config_names[] = {
+	"CONFIG_CGROUP_MEMPRESSURE", "CONFIG_MEMCG", "CONFIG_MEMCG_V1",
+	"CONFIG_PSI", "CONFIG_PSI_DEFAULT_DISABLED", "CONFIG_SWAP",
+	"CONFIG_ZSWAP", "CONFIG_ZRAM", "CONFIG_TRANSPARENT_HUGEPAGE",
+	"CONFIG_LRU_GEN", "CONFIG_LRU_GEN_ENABLED", "CONFIG_HZ",
+	"CONFIG_PREEMPT_NONE", "CONFIG_PREEMPT_VOLUNTARY", "CONFIG_PREEMPT",
+	"CONFIG_PREEMPT_DYNAMIC", "CONFIG_KASAN", "CONFIG_PROVE_LOCKING",
+	"CONFIG_DEBUG_KMEMLEAK", NULL,
 };
 
 static json_t *kernel_config(const char *release)
 {
 	json_t *c = json_object(), *opts = json_object();
+	json_t *found = json_object();
 	char path[PATH_MAX], cmd[PATH_MAX + 32], line[512];
 	const char *src = NULL;
 	FILE *f = NULL;
 	bool gz = false;
+	int i;
 
 	if (!access(mp_syspath(path, sizeof(path), "/proc/config.gz"),
 		    R_OK)) {
@@ -571,25 +692,35 @@ static json_t *kernel_config(const char *release)
 	}
 	mp_json_set(c, "source", src ? json_string(src) : NULL);
 	while (f && fgets(line, sizeof(line), f)) {
-		char *eq, *nl = strchr(line, '\n');
-		int i;
+		char *name = line, *val, *nl = strchr(line, '\n');
 
 		if (nl)
 			*nl = '\0';
-		if (strncmp(line, "CONFIG_", 7))
+		if (!strncmp(line, "# CONFIG_", 9) &&
+		    strstr(line, " is not set")) {
+			name = line + 2;
+			*strchr(name, ' ') = '\0';
+			val = "n";
+		} else if (!strncmp(line, "CONFIG_", 7) &&
+			   (val = strchr(line, '='))) {
+			*val++ = '\0';
+		} else {
 			continue;
-		for (i = 0; config_prefixes[i]; i++)
-			if (!strncmp(line, config_prefixes[i],
-				     strlen(config_prefixes[i])))
+		}
+		for (i = 0; config_names[i]; i++)
+			if (!strcmp(name, config_names[i]))
 				break;
-		if (!config_prefixes[i])
-			continue;
-		eq = strchr(line, '=');
-		if (!eq)
-			continue;
-		*eq = '\0';
-		json_object_set_new(opts, line, json_string(eq + 1));
+		if (config_names[i])
+			json_object_set_new(found, name, json_string(val));
 	}
+	/* in the list's order, and "n" for what the config does not know */
+	for (i = 0; config_names[i] && f; i++) {
+		json_t *v = json_object_get(found, config_names[i]);
+
+		json_object_set_new(opts, config_names[i],
+				    v ? json_incref(v) : json_string("n"));
+	}
+	json_decref(found);
 	if (f)
 		gz ? pclose(f) : fclose(f);
 	json_object_set_new(c, "options", opts);
@@ -698,10 +829,17 @@ static json_t *run_scenario(const struct report_opts *o,
 	json_object_set_new(sc, "name", json_string(s->name));
 	json_object_set_new(sc, "description", json_string(s->description));
 	json_object_set_new(sc, "runs", runs);
-	if (s->needs_stress_ng && !have_stress_ng()) {
+	if (s->hog && !have_stress_ng()) {
 		json_object_set_new(sc, "status", json_string("skipped"));
 		json_object_set_new(sc, "reason",
 				    json_string("stress-ng is not installed"));
+		return sc;
+	}
+	if (s->needs_kernel_shrinker &&
+	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &err)) {
+		json_object_set_new(sc, "status", json_string("skipped"));
+		json_object_set_new(sc, "reason", json_string(
+			"no kernel shrinker: the same as 'shrinker' here"));
 		return sc;
 	}
 	for (i = 0; i < o->repeat; i++) {
@@ -745,10 +883,10 @@ static json_t *run_suite(const struct report_opts *o, bool *failed)
 			json_array_append_new(names,
 					      json_string(scenarios[i].name));
 	json_object_set_new(doc, "settings", json_pack(
-		"{s:I, s:I, s:o, s:o}",
+		"{s:I, s:I, s:I, s:o}",
 		"duration_ns", (json_int_t)o->duration_ns,
 		"repeat", (json_int_t)o->repeat,
-		"limit", o->limit ? json_string(o->limit) : json_null(),
+		"limit_bytes", (json_int_t)o->limit,
 		"scenarios", names));
 	json_object_set_new(doc, "scenarios", scs);
 	for (i = 0; i < NR_SCENARIOS; i++) {
@@ -767,12 +905,25 @@ static json_t *run_suite(const struct report_opts *o, bool *failed)
 
 /* ---- printing ---------------------------------------------------------- */
 
+/* a string member for printing: "?" when absent */
+static const char *str(const json_t *obj, const char *path)
+{
+	const char *s = json_string_value(mp_json_path(obj, path));
+
+	return s ? s : "?";
+}
+
 static const char *fmt_value(const char *unit, double v, char *buf, int len)
 {
 	if (!strcmp(unit, "ns"))
 		return mp_fmt_duration(v < 0 ? 0 : (uint64_t)v, buf, len);
 	if (!strcmp(unit, "bytes"))
 		return mp_fmt_size(v < 0 ? 0 : (uint64_t)v, buf, len);
+	if (!strcmp(unit, "bytes/s")) {
+		mp_fmt_size(v < 0 ? 0 : (uint64_t)v, buf, len - 2);
+		strcat(buf, "/s");
+		return buf;
+	}
 	if (!strcmp(unit, "ratio"))
 		snprintf(buf, len, "%.3f", v);
 	else
@@ -796,12 +947,10 @@ static void print_system(const json_t *doc)
 	const char *key;
 	size_t i;
 
-	printf("mpctl %s report, %s\n",
-	       json_string_value(json_object_get(doc, "mpctl_version")),
-	       json_string_value(json_object_get(doc, "created")));
-	printf("%-10s %s (%s)\n", "kernel",
-	       json_string_value(json_object_get(sys, "kernel_release")),
-	       json_string_value(json_object_get(sys, "machine")));
+	printf("mpctl %s report, %s\n", str(doc, "mpctl_version"),
+	       str(doc, "created"));
+	printf("%-10s %s (%s)\n", "kernel", str(sys, "kernel_release"),
+	       str(sys, "machine"));
 	opts = mp_json_path(sys, "kernel_config.options");
 	printf("%-10s", "config");
 	json_object_foreach(opts, key, v)
@@ -814,8 +963,7 @@ static void print_system(const json_t *doc)
 			   "swap_total_bytes")), s2, sizeof(s2)),
 	       (long long)json_integer_value(json_object_get(sys,
 							     "nr_cpus")));
-	printf("%-10s %s\n", "cgroups",
-	       json_string_value(json_object_get(sys, "cgroup_mode")));
+	printf("%-10s %s\n", "cgroups", str(sys, "cgroup_mode"));
 	printf("%-10s", "backends");
 	json_array_foreach(json_object_get(sys, "backends"), i, b)
 		printf(" %s%s", json_string_value(json_object_get(b, "name")),
@@ -830,11 +978,10 @@ static void print_scenario(const json_t *sc)
 	char a[32], b[32], c[32];
 	size_t i;
 
-	printf("\nscenario %s: %s (%zu runs, %s)\n",
-	       json_string_value(json_object_get(sc, "name")),
-	       json_string_value(json_object_get(sc, "description")),
+	printf("\nscenario %s: %s (%zu runs, %s)\n", str(sc, "name"),
+	       str(sc, "description"),
 	       json_array_size(json_object_get(sc, "runs")),
-	       json_string_value(json_object_get(sc, "status")));
+	       str(sc, "status"));
 	if (json_object_get(sc, "reason"))
 		printf("  %s\n", json_string_value(json_object_get(sc,
 								   "reason")));
@@ -967,6 +1114,16 @@ static int write_file(const char *path, const json_t *doc,
 	return 0;
 }
 
+/* Fill metrics a recorded report lacks (e.g. one written by hand). */
+static void summarize_all(json_t *doc)
+{
+	json_t *sc;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "scenarios"), i, sc)
+		mp_report_summarize(sc);
+}
+
 static int do_compare(const struct report_opts *o)
 {
 	json_t *base, *cur, *cmp;
@@ -987,6 +1144,8 @@ static int do_compare(const struct report_opts *o)
 		json_decref(cur);
 		return cmd_fail(&err);
 	}
+	summarize_all(base);
+	summarize_all(cur);
 	cmp = mp_report_compare(base, cur, o->threshold, &err);
 	json_decref(base);
 	json_decref(cur);
@@ -1017,6 +1176,7 @@ int cmd_report(int argc, char **argv)
 		.duration_ns = 5000000000ULL,
 		.repeat = 3,
 		.threshold = -1,
+		.limit = 128 << 20,
 	};
 	struct mp_err err;
 	bool failed = false;
@@ -1039,6 +1199,7 @@ int cmd_report(int argc, char **argv)
 			json_decref(doc);
 			return cmd_fail(&err);
 		}
+		summarize_all(doc);
 	} else {
 		doc = run_suite(&o, &failed);
 	}

@@ -17,25 +17,32 @@
  */
 const struct mp_metric mp_metrics[] = {
 	{ "oom_kills", { "oom_kills" }, MP_BETTER_LOWER, 0, 0, "count",
-	  "processes the OOM killer killed in the scenario's cgroup" },
-	{ "latency_p50_ns", { "latency.p50_ns" }, MP_BETTER_LOWER, 50,
-	  200000, "ns", "median reclaim or notification latency" },
-	{ "latency_p99_ns", { "latency.p99_ns" }, MP_BETTER_LOWER, 100,
-	  1000000, "ns", "99th percentile latency" },
-	{ "latency_max_ns", { "latency.max_ns" }, MP_BETTER_LOWER, 200,
-	  5000000, "ns", "worst latency" },
+	  "processes the OOM killer killed in the run's cgroup" },
+	{ "latency_p50_ns", { "reclaim_latency.p50_ns", "latency.p50_ns" },
+	  MP_BETTER_LOWER, 50, 200000, "ns",
+	  "median latency: request read to chunks freed (stress), or "
+	  "wake-up to line read (listen)" },
+	{ "latency_p99_ns", { "reclaim_latency.p99_ns", "latency.p99_ns" },
+	  MP_BETTER_LOWER, 100, 1000000, "ns", "99th percentile latency" },
+	{ "latency_max_ns", { "reclaim_latency.max_ns", "latency.max_ns" },
+	  MP_BETTER_LOWER, 200, 5000000, "ns", "worst latency" },
 	{ "peak_usage_ratio", { "peak_usage_ratio" }, MP_BETTER_LOWER, 10,
 	  0.02, "ratio", "peak usage / limit (computed)" },
 	{ "chunks_freed", { "chunks_freed" }, MP_BETTER_HIGHER, 50, 1,
-	  "count", "chunks the shrinker freed on request" },
-	{ "reclaim_requests", { "reclaim_requests", "requests" },
-	  MP_BETTER_HIGHER, 50, 1, "count",
-	  "reclaim requests the shrinker received" },
+	  "count", "chunks the shrinker had freed on request" },
+	{ "reclaim_requests", { "reclaim_requests" }, MP_BETTER_HIGHER, 50, 1,
+	  "count", "reclaim requests the program received" },
 	{ "events_total", { "events_total" }, MP_BETTER_HIGHER, 50, 1,
-	  "count", "pressure events of all levels (computed)" },
-	{ "first_event_ns", { "first_event_ns", "first_request_ns" },
-	  MP_BETTER_LOWER, 100, 50000000, "ns",
-	  "time from the start to the first event" },
+	  "count", "pressure events, low + medium + critical (computed)" },
+	{ "first_event_ns", { "first_event_ns" }, MP_BETTER_LOWER, 100,
+	  50000000, "ns", "time from the start to the first event (listen)" },
+	{ "alloc_throughput", { "alloc_throughput_bytes_per_s" },
+	  MP_BETTER_HIGHER, 30, 1048576, "bytes/s",
+	  "allocation throughput of the stress engine" },
+	{ "swap_growth_bytes", { "swap_growth_bytes" }, MP_BETTER_LOWER, 50,
+	  16777216, "bytes", "swap used at the end minus at the start" },
+	{ "hog_bogo_ops", { "hog.bogo_ops" }, MP_BETTER_HIGHER, 30, 100,
+	  "count", "the stress-ng hog's bogo operations" },
 };
 
 const size_t mp_nr_metrics = sizeof(mp_metrics) / sizeof(mp_metrics[0]);
@@ -145,7 +152,6 @@ static int derived(const json_t *run, const char *name, double *v)
 {
 	double peak, limit;
 	json_t *ev, *val;
-	const char *key;
 
 	if (!strcmp(name, "peak_usage_ratio")) {
 		if (mp_json_path_num(run, "peak_usage_bytes", &peak) ||
@@ -155,20 +161,23 @@ static int derived(const json_t *run, const char *name, double *v)
 		return 0;
 	}
 	if (!strcmp(name, "events_total")) {
+		static const char *const lv[] = { "low", "medium", "critical",
+						  "oom" };
+		bool any = false;
+		size_t i;
+
 		ev = json_object_get(run, "events");
 		if (!json_is_object(ev))
 			return -1;
 		*v = 0;
-		json_object_foreach(ev, key, val) {
-			/* per level counts, not a nested "total" twice */
-			if (!strcmp(key, "total")) {
-				*v = json_number_value(val);
-				return 0;
-			}
-			if (json_is_number(val))
+		for (i = 0; i < sizeof(lv) / sizeof(lv[0]); i++) {
+			val = json_object_get(ev, lv[i]);
+			if (json_is_number(val)) {
 				*v += json_number_value(val);
+				any = true;
+			}
 		}
-		return 0;
+		return any ? 0 : -1;
 	}
 	return -1;
 }

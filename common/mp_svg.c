@@ -32,6 +32,7 @@ enum series {
 	S_LOW,
 	S_MEDIUM,
 	S_CRITICAL,
+	S_EVENTS,	/* all levels, when a sample has no split */
 	S_NR,
 };
 
@@ -44,6 +45,7 @@ static const char *const keys[S_NR][5] = {
 	[S_LOW] = { "events.low", "events_low" },
 	[S_MEDIUM] = { "events.medium", "events_medium" },
 	[S_CRITICAL] = { "events.critical", "events.oom", "events_critical" },
+	[S_EVENTS] = { "events", "events_total" },
 };
 
 static const char *const colour[S_NR] = {
@@ -54,6 +56,7 @@ static const char *const colour[S_NR] = {
 	[S_LOW] = "#f2c14e",
 	[S_MEDIUM] = "#f08a24",
 	[S_CRITICAL] = "#c0392b",
+	[S_EVENTS] = "#8e6c8a",
 };
 
 struct timeline {
@@ -175,7 +178,7 @@ static int timeline_load(const json_t *run, struct timeline *tl)
 		return -1;
 	}
 	to_increments(tl->v[S_REQ], tl->n);
-	for (j = S_LOW; j <= S_CRITICAL; j++)
+	for (j = S_LOW; j <= S_EVENTS; j++)
 		to_increments(tl->v[j], tl->n);
 	return 0;
 }
@@ -204,6 +207,8 @@ static double nice_ceil(double v)
 		return p;
 	if (r <= 2)
 		return 2 * p;
+	if (r <= 2.5)
+		return 2.5 * p;
 	if (r <= 5)
 		return 5 * p;
 	return 10 * p;
@@ -264,6 +269,12 @@ static void polyline(FILE *f, const struct plot *p,
 	fputs("\"/>\n", f);
 }
 
+/* x of a bar starting at t, kept inside the plot */
+static double bar_x(const struct plot *p, double t, double bw)
+{
+	return fmin(px(p, t), LEFT + PLOT_W - bw);
+}
+
 static void legend(FILE *f, double x, double y, int s, const char *name)
 {
 	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" "
@@ -271,9 +282,10 @@ static void legend(FILE *f, double x, double y, int s, const char *name)
 		"%s</text>\n", x, y - 9, colour[s], x + 14, y, name);
 }
 
-static void panel(FILE *f, const json_t *sc, const struct timeline *tl,
-		  double top)
+static void panel(FILE *f, const json_t *sc, const json_t *run,
+		  const struct timeline *tl, double top)
 {
+	double kills = 0;
 	const char *name = json_string_value(json_object_get(sc, "name"));
 	const char *desc = json_string_value(json_object_get(sc,
 							     "description"));
@@ -294,7 +306,12 @@ static void panel(FILE *f, const json_t *sc, const struct timeline *tl,
 	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
 		"fill=\"#555\">", LEFT, top + 40);
 	xml_puts(f, desc ? desc : "");
-	fputs("</text>\n", f);
+	fprintf(f, " (first run of %zu", json_array_size(
+		json_object_get(sc, "runs")));
+	if (!mp_json_path_num(run, "oom_kills", &kills) && kills > 0)
+		fprintf(f, "; <tspan fill=\"#c0392b\">%g OOM kill%s</tspan>",
+			kills, kills == 1 ? "" : "s");
+	fputs(")</text>\n", f);
 
 	mem = (struct plot){ top + 55, 130, tmax, 0 };
 	m = fmax(series_max(tl, S_USAGE), series_max(tl, S_LIMIT));
@@ -313,7 +330,10 @@ static void panel(FILE *f, const json_t *sc, const struct timeline *tl,
 	if (tl->have[S_CHUNKS])
 		polyline(f, &chk, tl, S_CHUNKS, "");
 	/* reclaim requests: ticks along the bottom of the chunks plot */
-	bw = fmax(1.0, (double)PLOT_W / (tl->n ? tl->n : 1) * 0.8);
+	/* bars 80% of a sample interval wide */
+	bw = tl->n > 1 ? (px(&chk, tl->t[tl->n - 1]) - px(&chk, tl->t[0])) /
+			 (tl->n - 1) * 0.8 : 4;
+	bw = fmax(1.0, bw);
 	if (tl->have[S_REQ]) {
 		m = series_max(tl, S_REQ);
 		for (i = 0; i < tl->n; i++) {
@@ -325,7 +345,8 @@ static void panel(FILE *f, const json_t *sc, const struct timeline *tl,
 			fprintf(f, "<rect class=\"request\" x=\"%.1f\" "
 				"y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 				"fill=\"%s\" opacity=\"0.8\"/>\n",
-				px(&chk, tl->t[i]), chk.y + chk.h - h, bw, h,
+				bar_x(&chk, tl->t[i], bw), chk.y + chk.h - h,
+				bw, h,
 				colour[S_REQ]);
 		}
 	}
@@ -337,7 +358,7 @@ static void panel(FILE *f, const json_t *sc, const struct timeline *tl,
 	for (i = 0; i < tl->n; i++) {
 		double sum = 0;
 
-		for (j = S_LOW; j <= S_CRITICAL; j++)
+		for (j = S_LOW; j <= S_EVENTS; j++)
 			if (!isnan(tl->v[j][i]))
 				sum += tl->v[j][i];
 		m = fmax(m, sum);
@@ -347,7 +368,7 @@ static void panel(FILE *f, const json_t *sc, const struct timeline *tl,
 	for (i = 0; i < tl->n; i++) {
 		double base = 0;
 
-		for (j = S_LOW; j <= S_CRITICAL; j++) {
+		for (j = S_LOW; j <= S_EVENTS; j++) {
 			double v = tl->v[j][i];
 
 			if (isnan(v) || v <= 0)
@@ -355,8 +376,9 @@ static void panel(FILE *f, const json_t *sc, const struct timeline *tl,
 			fprintf(f, "<rect class=\"event-%s\" x=\"%.1f\" "
 				"y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 				"fill=\"%s\"/>\n", j == S_LOW ? "low" :
-				j == S_MEDIUM ? "medium" : "critical",
-				px(&ev, tl->t[i]), py(&ev, base + v), bw,
+				j == S_MEDIUM ? "medium" : j == S_CRITICAL ?
+				"critical" : "all",
+				bar_x(&ev, tl->t[i], bw), py(&ev, base + v), bw,
 				py(&ev, base) - py(&ev, base + v), colour[j]);
 			base += v;
 		}
@@ -364,11 +386,14 @@ static void panel(FILE *f, const json_t *sc, const struct timeline *tl,
 	legend(f, LEFT + 10, ev.y + 16, S_LOW, "low");
 	legend(f, LEFT + 60, ev.y + 16, S_MEDIUM, "medium");
 	legend(f, LEFT + 130, ev.y + 16, S_CRITICAL, "critical");
-	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
-		"text-anchor=\"middle\">0 s</text>\n", LEFT, ev.y + ev.h + 14);
-	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
-		"text-anchor=\"middle\">%g s</text>\n", LEFT + PLOT_W,
-		ev.y + ev.h + 14, tmax);
+	if (tl->have[S_EVENTS])
+		legend(f, LEFT + 200, ev.y + 16, S_EVENTS, "events (all levels)");
+	/* time axis under the last plot, at the grid lines */
+	bw = nice_ceil(tmax / 10);
+	for (m = 0; m <= tmax + bw / 1000; m += bw)
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
+			"text-anchor=\"middle\">%g s</text>\n", px(&ev, m),
+			ev.y + ev.h + 14, m);
 	fputs("</g>\n", f);
 }
 
@@ -376,12 +401,18 @@ static void empty_panel(FILE *f, const json_t *sc, double top)
 {
 	const char *name = json_string_value(json_object_get(sc, "name"));
 
+	const char *why = json_string_value(json_object_get(sc, "reason"));
+
 	fprintf(f, "<g class=\"scenario\">\n<text x=\"%d\" y=\"%.1f\" "
 		"font-size=\"15\" font-weight=\"bold\">", LEFT, top + 22);
 	xml_puts(f, name);
 	fprintf(f, "</text>\n<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
-		"fill=\"#555\">no timeline in this scenario's runs</text>\n"
-		"</g>\n", LEFT, top + 42);
+		"fill=\"#555\">no timeline", LEFT, top + 42);
+	if (why) {
+		fputs(": ", f);
+		xml_puts(f, why);
+	}
+	fputs("</text>\n</g>\n", f);
 }
 
 static const json_t *first_timeline_run(const json_t *sc)
@@ -395,22 +426,28 @@ static const json_t *first_timeline_run(const json_t *sc)
 	return NULL;
 }
 
+#define EMPTY_H		60
+
+static const json_t *first_timeline_run(const json_t *sc);
+
 int mp_svg_report(FILE *f, const json_t *report, struct mp_err *err)
 {
 	json_t *scs = json_object_get(report, "scenarios"), *sc;
 	const char *kernel = json_string_value(mp_json_path(report,
 					       "system.kernel_release"));
-	size_t i, n = json_array_size(scs);
-	double top = 30;
+	double top = 30, height = 30;
+	size_t i;
 
 	if (mp_report_check(report, "report", err))
 		return -1;
+	json_array_foreach(scs, i, sc)
+		height += first_timeline_run(sc) ? PANEL_H : EMPTY_H;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		"height=\"%.0f\" viewBox=\"0 0 %d %.0f\" "
 		"font-family=\"sans-serif\">\n"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-		W, top + (n ? n : 1) * PANEL_H, W, top + (n ? n : 1) * PANEL_H);
+		W, height + 10, W, height + 10);
 	fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"13\" fill=\"#333\">"
 		"mpctl report, kernel ", LEFT);
 	xml_puts(f, kernel ? kernel : "unknown");
@@ -420,12 +457,13 @@ int mp_svg_report(FILE *f, const json_t *report, struct mp_err *err)
 		struct timeline tl;
 
 		if (run && !timeline_load(run, &tl)) {
-			panel(f, sc, &tl, top);
+			panel(f, sc, run, &tl, top);
 			timeline_free(&tl);
+			top += PANEL_H;
 		} else {
 			empty_panel(f, sc, top);
+			top += run ? PANEL_H : EMPTY_H;
 		}
-		top += PANEL_H;
 	}
 	fputs("</svg>\n", f);
 	if (ferror(f))
