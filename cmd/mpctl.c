@@ -96,19 +96,18 @@ static void usage(FILE *f)
 		"See mpctl(1).\n");
 }
 
-/* After the command: a failed write to stdout is a failure too. */
-static int finish(int status)
+/*
+ * At exit, as util-linux's close_stdout_atexit(): a failed write to stdout
+ * is a failure, also after argp's --help and --usage, which call exit().
+ */
+static void close_stdout(void)
 {
-	if (fflush(stdout) || ferror(stdout)) {
-		if (errno != EPIPE)
-			cmd_error("write error: %s", strerror(errno));
-		return status ? status : MP_EXIT_FAILURE;
+	if (fflush(stdout) || ferror(stdout) || fclose(stdout)) {
+		if (errno == EPIPE)
+			_exit(MP_EXIT_FAILURE);
+		cmd_error("write error: %s", strerror(errno ? errno : EIO));
+		_exit(MP_EXIT_FAILURE);
 	}
-	if (fclose(stdout) && errno != EPIPE && !status) {
-		cmd_error("write error: %s", strerror(errno));
-		return MP_EXIT_FAILURE;
-	}
-	return status;
 }
 
 static int run(const struct cmd_struct *c, int argc, char **argv)
@@ -118,7 +117,7 @@ static int run(const struct cmd_struct *c, int argc, char **argv)
 	snprintf(name, sizeof(name), "mpctl %s", c->name);
 	cmd_name = name;
 	optind = 0;	/* reset getopt state, as busybox does per applet */
-	return finish(c->fn(argc, argv));
+	return c->fn(argc, argv);
 }
 
 static const struct cmd_struct *lookup(const char *name)
@@ -136,6 +135,7 @@ int main(int argc, char **argv)
 	const struct cmd_struct *c;
 	const char *base;
 
+	atexit(close_stdout);
 	base = strrchr(argv[0], '/');
 	base = base ? base + 1 : argv[0];
 	if (!strncmp(base, "mpctl-", 6)) {
@@ -153,11 +153,11 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return finish(MP_EXIT_OK);
+		return MP_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("mpctl %s\n", MPCTL_VERSION);
-		return finish(MP_EXIT_OK);
+		return MP_EXIT_OK;
 	}
 	c = lookup(argv[1]);
 	if (!c) {

@@ -1,0 +1,77 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# Documentation: lint-clean man pages with the agreed sections, and --help,
+# the man page and bash completion naming the same options (as bpftool's
+# test does).
+
+load helpers
+
+COMMANDS="listen register add stress report"
+
+# long options a command's --help lists, without argp's own
+help_opts() {
+	"$MPCTL_BIN" "$1" --help | grep -oE -- '--[a-z][a-z0-9-]*' |
+		grep -vxE -- '--(help|usage|version)' | sort -u
+}
+
+@test "docs: every man page is lint-clean" {
+	command -v mandoc >/dev/null || skip "no mandoc"
+	for m in "$ROOT"/man/*.[17]; do
+		run mandoc -Tlint -W warning "$m"
+		echo "$m: $output" >&2
+		assert_success
+		assert_output ""
+	done
+}
+
+@test "docs: mpctl(1), a page per command and mempressure(7) exist" {
+	[ -f "$ROOT/man/mpctl.1" ]
+	[ -f "$ROOT/man/mempressure.7" ]
+	for c in $COMMANDS; do
+		[ -f "$ROOT/man/mpctl-$c.1" ] || fail "no man/mpctl-$c.1"
+	done
+}
+
+@test "docs: man pages have the agreed sections" {
+	for m in "$ROOT"/man/*.1; do
+		for s in NAME SYNOPSIS DESCRIPTION OPTIONS "EXIT STATUS" EXAMPLES "SEE ALSO"; do
+			grep -qx "\.SH \"*$s\"*" "$m" || fail "$m: no $s section"
+		done
+		# every exit status STYLE.md defines is documented
+		for st in 0 1 64 69 77; do
+			grep -qx "\.B $st" "$m" || fail "$m: exit status $st undocumented"
+		done
+	done
+	for c in $COMMANDS; do
+		if "$MPCTL_BIN" "$c" --help | grep -q -- '--json'; then
+			grep -qx '\.SH "*JSON OUTPUT"*' "$ROOT/man/mpctl-$c.1" ||
+				fail "mpctl-$c.1: --json without a JSON OUTPUT section"
+		fi
+	done
+}
+
+@test "docs: --help, man page and completion name the same options" {
+	source "$ROOT/completion/mpctl.bash"
+	for c in $COMMANDS; do
+		page=$ROOT/man/mpctl-$c.1
+		comp=_mpctl_opts_$c
+		for o in $(help_opts "$c"); do
+			grep -qF -- "\\-\\${o#-}" "$page" ||
+				fail "mpctl $c: $o is in --help but not in $page"
+			[[ " ${!comp} " == *" $o "* ]] ||
+				fail "mpctl $c: $o is in --help but not in the completion"
+		done
+		for o in ${!comp}; do
+			case $o in --help|--usage|--version) continue ;; esac
+			help_opts "$c" | grep -qx -- "$o" ||
+				fail "mpctl $c: $o is in the completion but not in --help"
+		done
+	done
+}
+
+@test "docs: the README's commands exist" {
+	grep -q '^make check$' "$ROOT/README.md" || grep -q 'make check' "$ROOT/README.md"
+	for c in $COMMANDS; do
+		grep -q "mpctl $c" "$ROOT/README.md" || fail "README does not show mpctl $c"
+	done
+}

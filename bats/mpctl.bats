@@ -1,0 +1,107 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# The multi-call binary: dispatch, help, version, links, write errors.
+
+load helpers
+
+@test "mpctl: --help lists every command on stdout, exit 0" {
+	mpctl --help
+	assert_success
+	for c in listen register add stress report; do
+		assert_line --regexp "^  $c +"
+	done
+}
+
+@test "mpctl: no command is a usage error on stderr (64)" {
+	run -64 --separate-stderr "$MPCTL_BIN"
+	[ -z "$output" ]
+	[[ "$stderr" == *"Usage: mpctl <command>"* ]]
+}
+
+@test "mpctl: unknown commands and prefixes are refused (64)" {
+	for c in lis listener LISTEN frob; do
+		mpctl "$c"
+		assert_failure 64
+		assert_line --index 0 "mpctl: unknown command '$c'"
+		assert_line --index 1 "Try 'mpctl --help' for more information."
+	done
+	mpctl --bogus
+	assert_failure 64
+	assert_line --index 0 "mpctl: unknown option '--bogus'"
+}
+
+@test "mpctl: --version, and every command's --version" {
+	mpctl --version
+	assert_success
+	assert_output --regexp '^mpctl [0-9]+\.[0-9]+\.[0-9]+$'
+	v=$output
+	for c in listen register add stress report; do
+		mpctl "$c" --version
+		assert_success
+		assert_output "$v"
+	done
+}
+
+@test "mpctl: every command has --help and --usage on stdout" {
+	for c in listen register add stress report; do
+		mpctl "$c" --help
+		assert_success
+		assert_line --index 0 --partial "Usage: mpctl $c"
+		mpctl "$c" --usage
+		assert_success
+		assert_output --partial "Usage: mpctl $c"
+	done
+}
+
+@test "mpctl: mpctl-<command> links dispatch on argv[0]" {
+	d=$BATS_TEST_TMPDIR/bin
+	mkdir "$d"
+	for c in listen register add stress report; do
+		ln -s "$MPCTL_BIN" "$d/mpctl-$c"
+		run "$d/mpctl-$c" --help
+		assert_success
+		assert_line --index 0 --partial "Usage: mpctl $c"
+	done
+	ln -s "$MPCTL_BIN" "$d/mpctl-nope"
+	run "$d/mpctl-nope"
+	assert_failure 64
+	assert_output "mpctl: unknown command 'nope'"
+	# a bare verb is not a link we make: under any other name it is mpctl
+	ln -s "$MPCTL_BIN" "$d/listen"
+	run "$d/listen" --help
+	assert_success
+	assert_line --index 0 "Usage: mpctl <command> [options]"
+}
+
+@test "mpctl: an option error names the command and exits 64" {
+	mpctl listen --no-such-option
+	assert_failure 64
+	assert_line --index 0 --regexp "^mpctl listen: (unrecognized|unknown) option '--no-such-option'$"
+}
+
+@test "mpctl: a write error on stdout fails (1)" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	run bash -c "'$MPCTL_BIN' --help > /dev/full"
+	assert_failure 1
+	assert_output --partial "mpctl: write error: No space left on device"
+	run bash -c "'$MPCTL_BIN' listen --help > /dev/full"
+	assert_failure 1
+	assert_output --partial "write error"
+}
+
+@test "mpctl: make install honours DESTDIR and PREFIX" {
+	d=$BATS_TEST_TMPDIR/dest
+	run make -C "$ROOT" --no-print-directory install DESTDIR="$d" PREFIX=/opt/mp
+	assert_success
+	[ -x "$d/opt/mp/bin/mpctl" ]
+	for c in listen register add stress report; do
+		[ "$(readlink "$d/opt/mp/bin/mpctl-$c")" = mpctl ]
+		[ -e "$d/opt/mp/share/bash-completion/completions/mpctl-$c" ]
+	done
+	[ -f "$d/opt/mp/share/man/man1/mpctl.1" ]
+	[ -f "$d/opt/mp/share/man/man1/mpctl-listen.1" ]
+	[ -f "$d/opt/mp/share/man/man7/mempressure.7" ]
+	[ -f "$d/opt/mp/share/bash-completion/completions/mpctl" ]
+	run "$d/opt/mp/bin/mpctl-listen" --version
+	assert_success
+}
