@@ -53,6 +53,8 @@ struct report_opts {
 	const char *args[2];
 	int nr_args;
 	uint64_t limit;		/* stress --limit */
+	const char *stress_extra[8];	/* --stress-arg */
+	int nr_extra;
 };
 
 struct scenario {
@@ -72,8 +74,9 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 
 static const struct scenario scenarios[] = {
 	{ "listen-latency",
-	  "mpctl listen --json on the cgroup of a stress run: wake-up to "
-	  "line read latency", run_listen },
+	  "mpctl listen --json on the cgroup of a stress run at 4x the "
+	  "limit: wake-up to line read latency", run_listen,
+	  { "--overcommit", "4", "--threads", "8" } },
 	{ "shrinker", "mpctl stress with the user-space shrinker",
 	  run_stress },
 	{ "hog", "mpctl stress beside an uncooperative stress-ng vm hog "
@@ -93,6 +96,7 @@ enum {
 	OPT_INPUT,
 	OPT_LIST,
 	OPT_LIMIT,
+	OPT_STRESS_ARG,
 };
 
 static const struct argp_option options[] = {
@@ -106,6 +110,9 @@ static const struct argp_option options[] = {
 	  "run only NAME (repeatable; see --list)", 0 },
 	{ "limit", OPT_LIMIT, "SIZE", 0,
 	  "memory limit of each run's cgroup (default 128M)", 0 },
+	{ "stress-arg", OPT_STRESS_ARG, "ARG", 0,
+	  "pass ARG to every mpctl stress run (repeatable; for experiments, "
+	  "e.g. --stress-arg=--high=off)", 0 },
 	{ "list", OPT_LIST, NULL, 0, "list the scenarios and exit", 0 },
 	{ "compare", OPT_COMPARE, NULL, 0,
 	  "compare two reports: --compare BASE.json NEW.json", 0 },
@@ -163,6 +170,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid limit '%s': at least 16M",
 				   arg);
 		o->limit = v;
+		break;
+	case OPT_STRESS_ARG:
+		if (o->nr_extra == 8)
+			argp_error(state, "too many --stress-arg options");
+		o->stress_extra[o->nr_extra++] = arg;
 		break;
 	case OPT_LIST:
 		o->list = true;
@@ -329,7 +341,7 @@ static json_t *parse_doc(const char *text)
 }
 
 struct stress_args {
-	char *argv[24];
+	char *argv[32];
 	char dur[32];
 	char limit[32];
 	char hog[96];
@@ -362,6 +374,8 @@ static void stress_argv(const struct report_opts *o, const struct scenario *s,
 	}
 	for (i = 0; i < 6 && s->stress_args[i]; i++)
 		a->argv[n++] = (char *)s->stress_args[i];
+	for (i = 0; i < o->nr_extra; i++)
+		a->argv[n++] = (char *)o->stress_extra[i];
 	a->argv[n] = NULL;
 }
 
@@ -888,6 +902,16 @@ static json_t *run_suite(const struct report_opts *o, bool *failed)
 		"repeat", (json_int_t)o->repeat,
 		"limit_bytes", (json_int_t)o->limit,
 		"scenarios", names));
+	{
+		json_t *extra = json_array();
+		int k;
+
+		for (k = 0; k < o->nr_extra; k++)
+			json_array_append_new(extra,
+					      json_string(o->stress_extra[k]));
+		json_object_set_new(json_object_get(doc, "settings"),
+				    "stress_args", extra);
+	}
 	json_object_set_new(doc, "scenarios", scs);
 	for (i = 0; i < NR_SCENARIOS; i++) {
 		if (!selected(o, scenarios[i].name))

@@ -19,13 +19,13 @@ const struct mp_metric mp_metrics[] = {
 	{ "oom_kills", { "oom_kills" }, MP_BETTER_LOWER, 0, 0, "count",
 	  "processes the OOM killer killed in the run's cgroup" },
 	{ "latency_p50_ns", { "reclaim_latency.p50_ns", "latency.p50_ns" },
-	  MP_BETTER_LOWER, 50, 200000, "ns",
+	  MP_BETTER_LOWER, 100, 500000, "ns",
 	  "median latency: request read to chunks freed (stress), or "
 	  "wake-up to line read (listen)" },
 	{ "latency_p99_ns", { "reclaim_latency.p99_ns", "latency.p99_ns" },
-	  MP_BETTER_LOWER, 100, 1000000, "ns", "99th percentile latency" },
+	  MP_BETTER_LOWER, 200, 2000000, "ns", "99th percentile latency" },
 	{ "latency_max_ns", { "reclaim_latency.max_ns", "latency.max_ns" },
-	  MP_BETTER_LOWER, 200, 5000000, "ns", "worst latency" },
+	  MP_BETTER_LOWER, 400, 10000000, "ns", "worst latency" },
 	{ "peak_usage_ratio", { "peak_usage_ratio" }, MP_BETTER_LOWER, 10,
 	  0.02, "ratio", "peak usage / limit (computed)" },
 	{ "chunks_freed", { "chunks_freed" }, MP_BETTER_HIGHER, 50, 1,
@@ -35,13 +35,13 @@ const struct mp_metric mp_metrics[] = {
 	{ "events_total", { "events_total" }, MP_BETTER_HIGHER, 50, 1,
 	  "count", "pressure events, low + medium + critical (computed)" },
 	{ "first_event_ns", { "first_event_ns" }, MP_BETTER_LOWER, 100,
-	  50000000, "ns", "time from the start to the first event (listen)" },
+	  100000000, "ns", "time from the start to the first event (listen)" },
 	{ "alloc_throughput", { "alloc_throughput_bytes_per_s" },
-	  MP_BETTER_HIGHER, 30, 1048576, "bytes/s",
+	  MP_BETTER_HIGHER, 50, 1048576, "bytes/s",
 	  "allocation throughput of the stress engine" },
 	{ "swap_growth_bytes", { "swap_growth_bytes" }, MP_BETTER_LOWER, 50,
 	  16777216, "bytes", "swap used at the end minus at the start" },
-	{ "hog_bogo_ops", { "hog.bogo_ops" }, MP_BETTER_HIGHER, 30, 100,
+	{ "hog_bogo_ops", { "hog.bogo_ops" }, MP_BETTER_HIGHER, 50, 100,
 	  "count", "the stress-ng hog's bogo operations" },
 };
 
@@ -182,14 +182,34 @@ static int derived(const json_t *run, const char *name, double *v)
 	return -1;
 }
 
+/* "a.b.c" -> the object at "a.b", or NULL for a top-level key */
+static json_t *parent_of(const json_t *doc, const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	char buf[128];
+
+	if (!dot || (size_t)(dot - path) >= sizeof(buf))
+		return NULL;
+	memcpy(buf, path, dot - path);
+	buf[dot - path] = '\0';
+	return mp_json_path(doc, buf);
+}
+
 static int run_metric(const json_t *run, const struct mp_metric *m,
 		      double *v)
 {
 	size_t i;
 
-	for (i = 0; i < 4 && m->paths[i]; i++)
+	for (i = 0; i < 4 && m->paths[i]; i++) {
+		json_t *parent = parent_of(run, m->paths[i]);
+		json_t *count = json_object_get(parent, "count");
+
+		/* a histogram with no samples has no latency, not 0 */
+		if (json_is_integer(count) && !json_integer_value(count))
+			return -1;
 		if (!mp_json_path_num(run, m->paths[i], v))
 			return 0;
+	}
 	return derived(run, m->name, v);
 }
 
@@ -292,15 +312,24 @@ json_t *mp_json_load_file(const char *path, struct mp_err *err)
 	return doc;
 }
 
-static int sum_num(const json_t *s, const char *key, double *v)
-{
-	return mp_json_path_num(s, key, v);
-}
-
 /* worse than base in the metric's direction by delta (> 0 means worse) */
 static double badness(const struct mp_metric *m, double base, double cur)
 {
 	return m->better == MP_BETTER_LOWER ? cur - base : base - cur;
+}
+
+static double spread_of(const json_t *s)
+{
+	double v;
+
+	return mp_json_path_num(s, "spread_pct", &v) ? 0 : v;
+}
+
+static double count_of(const json_t *s)
+{
+	double v;
+
+	return mp_json_path_num(s, "n", &v) ? 1 : v;
 }
 
 static json_t *compare_row(const char *scenario, const struct mp_metric *m,
@@ -308,31 +337,43 @@ static json_t *compare_row(const char *scenario, const struct mp_metric *m,
 			   double threshold)
 {
 	double bmed, cmed, bmin, bmax, cmin, cmax, bad, pct = NAN;
-	bool past, apart_worse, apart_better;
+	double noise, allowed, gap_worse, gap_better;
+	bool enough;
 	const char *verdict = "same";
 	json_t *row;
 
-	if (sum_num(bs, "median", &bmed) || sum_num(cs, "median", &cmed) ||
-	    sum_num(bs, "min", &bmin) || sum_num(bs, "max", &bmax) ||
-	    sum_num(cs, "min", &cmin) || sum_num(cs, "max", &cmax))
+	if (mp_json_path_num(bs, "median", &bmed) ||
+	    mp_json_path_num(cs, "median", &cmed) ||
+	    mp_json_path_num(bs, "min", &bmin) ||
+	    mp_json_path_num(bs, "max", &bmax) ||
+	    mp_json_path_num(cs, "min", &cmin) ||
+	    mp_json_path_num(cs, "max", &cmax))
 		return NULL;
 	bad = badness(m, bmed, cmed);
 	if (bmed != 0)
 		pct = (cmed - bmed) / fabs(bmed) * 100;
-	/* past the threshold in either direction */
-	past = fabs(cmed - bmed) > m->min_delta &&
-	       (bmed == 0 || fabs(cmed - bmed) / fabs(bmed) * 100 > threshold);
+	/* the noise each report saw in its own repeated runs */
+	noise = fmax(spread_of(bs), spread_of(cs));
+	/*
+	 * The change must clear the threshold between the closest samples
+	 * of the two reports, not only between the medians: the gap between
+	 * the sample ranges (negative when they overlap) is what the noise
+	 * leaves of the change.
+	 */
 	if (m->better == MP_BETTER_LOWER) {
-		apart_worse = cmin > bmax;
-		apart_better = cmax < bmin;
+		gap_worse = cmin - bmax;
+		gap_better = bmin - cmax;
 	} else {
-		apart_worse = cmax < bmin;
-		apart_better = cmin > bmax;
+		gap_worse = bmin - cmax;
+		gap_better = cmin - bmax;
 	}
-	if (past && bad > 0 && apart_worse)
-		verdict = "worse";
-	else if (past && bad < 0 && apart_better)
-		verdict = "better";
+	allowed = fmax(m->min_delta, threshold / 100 * fabs(bmed));
+	/* one sample says nothing about noise: never a verdict on it */
+	enough = count_of(bs) >= 2 && count_of(cs) >= 2;
+	if (bad > 0 && gap_worse > allowed)
+		verdict = enough ? "worse" : "unsure";
+	else if (bad < 0 && gap_better > allowed)
+		verdict = enough ? "better" : "unsure";
 
 	row = json_object();
 	json_object_set_new(row, "scenario", json_string(scenario));
@@ -346,10 +387,16 @@ static json_t *compare_row(const char *scenario, const struct mp_metric *m,
 	mp_json_set(row, "delta_pct", isnan(pct) ? NULL :
 		    json_real(round(pct * 10) / 10));
 	json_object_set_new(row, "threshold_pct", json_real(threshold));
+	json_object_set_new(row, "noise_pct", json_real(noise));
+	json_object_set_new(row, "gap", num(bad > 0 ? gap_worse :
+					    gap_better));
+	json_object_set_new(row, "allowed_gap", num(allowed));
 	json_object_set_new(row, "base_range", json_pack("[o, o]", num(bmin),
 							 num(bmax)));
 	json_object_set_new(row, "new_range", json_pack("[o, o]", num(cmin),
 							num(cmax)));
+	json_object_set_new(row, "samples", json_pack("[o, o]",
+		num(count_of(bs)), num(count_of(cs))));
 	json_object_set_new(row, "verdict", json_string(verdict));
 	return row;
 }

@@ -75,13 +75,15 @@ int mp_report_summarize(json_t *scenario);
  * a report of this schema version (status 1).
  *
  * A row is "worse" only when all of these hold:
- *  - the change goes the wrong way for the metric,
- *  - it exceeds the threshold (percent of |base|; with base 0, any change)
- *    and the metric's min_delta,
- *  - the sample ranges do not overlap (every new sample is worse than
- *    every base sample), so run-to-run noise seen in either report cannot
- *    trip it. A report compared with itself is never worse.
- * "better" is the mirror image; everything else is "same".
+ *  - the change of the medians goes the wrong way for the metric;
+ *  - the gap between the sample ranges, from the best new sample to the
+ *    worst base sample, exceeds both the metric's min_delta and the
+ *    threshold (percent of |base median|): run-to-run noise seen in
+ *    either report is taken out of the change before it is judged;
+ *  - both summaries have at least 2 samples; with fewer the verdict is
+ *    "unsure", never counted as a regression.
+ * "better" is the mirror image; everything else is "same". A report
+ * compared with itself is never worse (its gap is negative or zero).
  */
 json_t *mp_report_compare(const json_t *base, const json_t *cur,
 			  double threshold_pct, struct mp_err *err);
