@@ -132,8 +132,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_CHUNK:
 		if (mp_parse_size(arg, &v))
 			argp_error(state, "invalid chunk size '%s'", arg);
+		if (!v)
+			argp_error(state, "invalid chunk size '%s': must not be zero",
+				   arg);
 		if (v < MIN_CHUNK)
-			argp_error(state, "chunk size '%s' is below 4K", arg);
+			argp_error(state, "invalid chunk size '%s': below 4K",
+				   arg);
 		o->chunk = v;
 		break;
 	case 'T':
@@ -491,7 +495,7 @@ static int start_hog(struct run *r, struct mp_err *err)
 			       "cannot create a temporary directory");
 	snprintf(r->hog.yaml, sizeof(r->hog.yaml), "%s/hog.yaml", r->tmpdir);
 	n = asprintf(&cmd, "exec stress-ng %s --timeout %" PRIu64
-		     " --yaml '%s' >/dev/null 2>&1", r->o->hog,
+		     " --metrics-brief --yaml '%s' >/dev/null 2>&1", r->o->hog,
 		     (uint64_t)((r->o->duration_ns + 999999999ULL) / 1000000000ULL),
 		     r->hog.yaml);
 	if (n < 0)

@@ -22,7 +22,14 @@ struct chunk_list {
 struct mp_chunk_pool {
 	uint64_t size;
 	long page;
-	bool heap, touch;
+	bool heap, touch, unmap;
+	/* address ranges whose pages were given back, to be reused */
+	pthread_mutex_t empty_lock;
+	void **empty;
+	size_t nempty, empty_cap;
+	bool no_populate;	/* MADV_POPULATE_WRITE is not supported */
+	void *reserve;		/* one mapping carved into chunks */
+	size_t reserve_len;
 	int nlists;
 	unsigned int cursor;	/* where the next reclaim starts */
 	uint64_t held;
@@ -37,6 +44,38 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int push_empty(struct mp_chunk_pool *p, void **c, size_t n);
+
+/*
+ * Address space for n chunks in one mapping, so that allocating never
+ * calls mmap(): a writer on mmap_lock would queue behind allocators stuck
+ * in reclaim, and every MADV_DONTNEED of the reclaim thread behind it.
+ */
+static void reserve(struct mp_chunk_pool *p, uint64_t n)
+{
+	void *r;
+	uint64_t i;
+
+	if (n > (1ULL << 40) / p->size)
+		n = (1ULL << 40) / p->size;
+	r = mmap(NULL, n * p->size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return;		/* chunks get their own mappings */
+	p->empty = malloc(n * sizeof(*p->empty));
+	if (!p->empty) {
+		munmap(r, n * p->size);
+		return;
+	}
+	p->empty_cap = n;
+	/* lowest addresses on top of the stack */
+	for (i = 0; i < n; i++)
+		p->empty[i] = (char *)r + (n - 1 - i) * p->size;
+	p->nempty = n;
+	p->reserve = r;
+	p->reserve_len = n * p->size;
 }
 
 struct mp_chunk_pool *mp_chunks_new(const struct mp_chunk_pool_cfg *cfg,
@@ -65,31 +104,96 @@ struct mp_chunk_pool *mp_chunks_new(const struct mp_chunk_pool_cfg *cfg,
 	p->page = sysconf(_SC_PAGESIZE);
 	p->heap = cfg->heap;
 	p->touch = !cfg->no_touch;
+	p->unmap = cfg->unmap;
+	pthread_mutex_init(&p->empty_lock, NULL);
+	if (cfg->reserve_chunks && !p->heap && !p->unmap)
+		reserve(p, cfg->reserve_chunks);
 	p->nlists = cfg->lists;
 	p->st = st ? st : &p->own;
 	return p;
 }
 
+static void *pop_empty(struct mp_chunk_pool *p)
+{
+	void *c = NULL;
+
+	pthread_mutex_lock(&p->empty_lock);
+	if (p->nempty)
+		c = p->empty[--p->nempty];
+	pthread_mutex_unlock(&p->empty_lock);
+	return c;
+}
+
+/* Keep n emptied ranges for reuse; 0, or -1 if the stack cannot grow. */
+static int push_empty(struct mp_chunk_pool *p, void **c, size_t n)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&p->empty_lock);
+	if (p->nempty + n > p->empty_cap) {
+		size_t cap = (p->nempty + n) * 2 + 64;
+		void **e = realloc(p->empty, cap * sizeof(*e));
+
+		if (!e) {
+			ret = -1;
+			goto out;
+		}
+		p->empty = e;
+		p->empty_cap = cap;
+	}
+	memcpy(p->empty + p->nempty, c, n * sizeof(*c));
+	p->nempty += n;
+out:
+	pthread_mutex_unlock(&p->empty_lock);
+	return ret;
+}
+
+/*
+ * Fresh pages for a chunk. A range emptied by an earlier reclaim is
+ * reused when there is one: MADV_DONTNEED gave its pages back, so faulting
+ * it in again allocates (and charges) new zeroed pages, the same work as a
+ * new mapping, without taking mmap_lock for writing. That matters: a
+ * munmap() waits for the write lock behind every allocator populating a
+ * mapping, and those can be stuck in memcg reclaim at the limit, which is
+ * exactly when the shrinker must free memory fast.
+ */
 static void *chunk_map(struct mp_chunk_pool *p)
 {
 	void *c;
 
 	if (p->heap)
 		return malloc(p->size);
-	/* mmap, not malloc: glibc's dynamic threshold keeps freed chunks */
-	c = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | (p->touch ? MAP_POPULATE : 0),
-		 -1, 0);
-	return c == MAP_FAILED ? NULL : c;
+	c = p->unmap ? NULL : pop_empty(p);
+	if (!c) {
+		/* mmap, not malloc: glibc's dynamic threshold keeps frees */
+		c = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c == MAP_FAILED)
+			return NULL;
+	}
+	/* one call faults every page in, far cheaper than a fault each */
+	if (p->touch && !p->no_populate &&
+	    madvise(c, p->size, MADV_POPULATE_WRITE)) {
+		if (errno == EINVAL)
+			p->no_populate = true;	/* before Linux 5.14 */
+		else if (errno == ENOMEM || errno == EFAULT) {
+			munmap(c, p->size);
+			return NULL;
+		}
+	}
+	return c;
 }
 
+/* Give a chunk's memory back to the kernel. */
 static int chunk_unmap(struct mp_chunk_pool *p, void *c)
 {
 	if (p->heap) {
 		free(c);
 		return 0;
 	}
-	return munmap(c, p->size);
+	if (p->unmap)
+		return munmap(c, p->size);
+	return madvise(c, p->size, MADV_DONTNEED);
 }
 
 void *mp_chunk_alloc(struct mp_chunk_pool *p, int list)
@@ -165,11 +269,25 @@ static void put_back(struct mp_chunk_pool *p, struct mp_chunk *c)
 	pthread_mutex_unlock(&l->lock);
 }
 
+#define BATCH 64
+
+/* Remember emptied ranges; if that fails, unmap them instead. */
+static void flush_empty(struct mp_chunk_pool *p, void **c, size_t n)
+{
+	size_t i;
+
+	if (push_empty(p, c, n))
+		for (i = 0; i < n; i++)
+			munmap(c[i], p->size);
+}
+
 uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n,
 			   uint64_t *kept)
 {
 	struct mp_chunk *todo = NULL, *c, *next;
 	uint64_t got = 0, freed = 0, fail = 0, share;
+	void *batch[BATCH];
+	size_t nb = 0;
 	unsigned int start, i, left;
 	int pass;
 
@@ -189,10 +307,19 @@ uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n,
 		if (chunk_unmap(p, c)) {
 			put_back(p, c);
 			fail++;
-		} else {
-			freed++;
+			continue;
+		}
+		freed++;
+		if (!p->heap && !p->unmap) {
+			batch[nb++] = c;
+			if (nb == BATCH) {
+				flush_empty(p, batch, nb);
+				nb = 0;
+			}
 		}
 	}
+	if (nb)
+		flush_empty(p, batch, nb);
 	__atomic_sub_fetch(&p->held, freed, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&p->st->freed, freed, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&p->st->free_failed, fail, __ATOMIC_RELAXED);
@@ -211,6 +338,12 @@ const struct mp_chunk_stats *mp_chunks_stats(const struct mp_chunk_pool *p)
 	return p->st;
 }
 
+static bool in_reserve(const struct mp_chunk_pool *p, const void *c)
+{
+	return p->reserve && (const char *)c >= (const char *)p->reserve &&
+	       (const char *)c < (const char *)p->reserve + p->reserve_len;
+}
+
 void mp_chunks_destroy(struct mp_chunk_pool *p)
 {
 	struct mp_chunk *c, *next;
@@ -221,10 +354,23 @@ void mp_chunks_destroy(struct mp_chunk_pool *p)
 	for (i = 0; i < p->nlists; i++) {
 		for (c = p->lists[i].head; c; c = next) {
 			next = c->next;
-			chunk_unmap(p, c);
+			if (p->heap)
+				free(c);
+			else if (!in_reserve(p, c))
+				munmap(c, p->size);
 		}
 		pthread_mutex_destroy(&p->lists[i].lock);
 	}
+	while (p->nempty) {
+		void *e = p->empty[--p->nempty];
+
+		if (!in_reserve(p, e))
+			munmap(e, p->size);
+	}
+	if (p->reserve)
+		munmap(p->reserve, p->reserve_len);
+	free(p->empty);
+	pthread_mutex_destroy(&p->empty_lock);
 	free(p->lists);
 	free(p);
 }

@@ -3,8 +3,9 @@
  * A pool of reclaimable chunks, as a shrinker client holds them.
  *
  * One FIFO list per allocator thread, each with its own lock. Allocating
- * maps a chunk, writes every page of it and appends it to the thread's
- * list. Reclaiming n chunks takes the oldest chunks round-robin over the
+ * maps a chunk (or reuses an emptied range), faults every page in with
+ * MADV_POPULATE_WRITE, writes every page and appends it to the thread's
+ * list. Freeing gives the pages back with MADV_DONTNEED (or munmap()). Reclaiming n chunks takes the oldest chunks round-robin over the
  * lists, unlinking them under the list's lock in O(1) each, and unmaps
  * them after dropping the lock: the cost is O(n + lists), independent of
  * how many chunks are held, and no lock is held across munmap()/free().
@@ -23,7 +24,8 @@ struct mp_chunk_stats {
 	uint64_t freed;		/* chunks freed on request */
 	uint64_t alloc_ns;	/* time spent allocating and touching */
 	uint64_t alloc_failed;	/* mmap failures */
-	uint64_t free_failed;	/* munmap failures (chunks kept, re-added) */
+	uint64_t free_failed;	/* madvise/munmap failures (chunks kept, to
+				 * be re-added) */
 };
 
 struct mp_chunk_pool_cfg {
@@ -31,6 +33,11 @@ struct mp_chunk_pool_cfg {
 	int lists;		/* one per allocator thread; >= 1 */
 	bool heap;		/* malloc()/free() instead of mmap()/munmap() */
 	bool no_touch;		/* do not write every page */
+	bool unmap;		/* free with munmap() rather than giving the
+				 * pages back with MADV_DONTNEED and reusing
+				 * the address range */
+	uint64_t reserve_chunks;	/* address space mapped at once for so
+				 * many chunks (0: one mapping per chunk) */
 };
 
 struct mp_chunk_pool;

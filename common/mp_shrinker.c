@@ -23,7 +23,9 @@
 #include "mp_shrinker.h"
 
 /* requests younger than this are taken as still being freed */
-#define EMUL_INFLIGHT_NS	20000000ULL
+#define EMUL_INFLIGHT_NS	10000000ULL
+/* sampling period while usage is above the early-warning threshold */
+#define MP_EMUL_FAST_MS		2
 
 enum { W_STOP, W_PIPE, W_SOURCE, W_THRESH };
 
@@ -45,8 +47,9 @@ struct mp_shrinker {
 	bool running;
 	int pipe_r;
 	int stop_efd;
-	int thresh_efd;
+	int thresh_efd;		/* one eventfd for every threshold */
 	int emul_epfd;
+	uint64_t high_bytes;	/* usage above which sampling is fast */
 	struct mp_source *src;
 	struct mp_memstat ms;
 	char line[128];		/* partial line from the pipe */
@@ -200,7 +203,11 @@ static uint64_t now_ns(void)
 	return mp_now_ns(CLOCK_MONOTONIC);
 }
 
-/* A memcg v1 usage threshold: "<efd> <fd of usage_in_bytes> <bytes>". */
+/*
+ * memcg v1 usage thresholds: "<efd> <fd of usage_in_bytes> <bytes>" on
+ * cgroup.event_control, one eventfd for all. The kernel signals a
+ * threshold when usage crosses it either way.
+ */
 static int register_threshold(struct mp_shrinker *sh, uint64_t bytes)
 {
 	char path[PATH_MAX + 32], cmd[96];
@@ -214,21 +221,39 @@ static int register_threshold(struct mp_shrinker *sh, uint64_t bytes)
 	cfd = open(path, O_WRONLY | O_CLOEXEC);
 	if (cfd < 0)
 		goto out;
-	sh->thresh_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (sh->thresh_efd < 0)
+		sh->thresh_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (sh->thresh_efd < 0)
 		goto out;
 	n = snprintf(cmd, sizeof(cmd), "%d %d %" PRIu64, sh->thresh_efd, ufd,
 		     bytes);
-	if (write(cfd, cmd, n) != n) {
-		close_fd(&sh->thresh_efd);
-		goto out;
-	}
-	ret = 0;
+	if (write(cfd, cmd, n) == n)
+		ret = 0;
 out:
 	if (cfd >= 0)
 		close(cfd);
 	close(ufd);
 	return ret;
+}
+
+/*
+ * The early warnings: high * limit, then MP_EMUL_STEPS more evenly up to
+ * halfway between the last and the limit, so that usage that keeps
+ * climbing after a request (the request is still being served, or was too
+ * small) raises another event before the limit is reached.
+ */
+#define MP_EMUL_STEPS 4
+
+static void register_thresholds(struct mp_shrinker *sh)
+{
+	double lim = (double)sh->ms.limit, step;
+	int i;
+
+	step = (1.0 - sh->pol.high) / (MP_EMUL_STEPS + 1);
+	for (i = 0; i <= MP_EMUL_STEPS; i++)
+		if (register_threshold(sh, (uint64_t)((sh->pol.high +
+							i * step) * lim)))
+			break;
 }
 
 /* Apply "<efd> <+/-N>" lines from the pipe to the counter. */
@@ -284,15 +309,16 @@ static uint64_t inflight(struct mp_shrinker *sh, uint64_t now)
 /*
  * The policy: chunks to ask for, from usage against the limit, and for an
  * event of a level (level >= 0) a floor of min_frac[level] of the counter.
- * Returns whether usage is above the target (keep sampling).
+ * Returns 0 when usage is under the target, 1 above it (keep sampling
+ * every interval), 2 above the early-warning threshold (sample fast).
  */
-static bool emul_request(struct mp_shrinker *sh, int level)
+static int emul_request(struct mp_shrinker *sh, int level)
 {
 	uint64_t usage, counter, target, want = 0, fl = 0, n, now, busy;
 
 	emul_drain_pipe(sh);
 	if (mp_memstat_usage(&sh->ms, &usage))
-		return false;
+		return 0;
 	ST_SET(sh, usage_bytes, usage);
 	now = now_ns();
 	target = (uint64_t)(sh->pol.target * (double)sh->ms.limit);
@@ -318,16 +344,15 @@ static bool emul_request(struct mp_shrinker *sh, int level)
 			ST_ADD(sh, counter, n);
 		}
 	}
-	return usage > target;
+	return usage > sh->high_bytes ? 2 : usage > target ? 1 : 0;
 }
 
 static void *emul_thread(void *arg)
 {
 	struct mp_shrinker *sh = arg;
 	struct epoll_event evs[4];
-	bool sampling = false;
+	int i, n, timeout, state = 0;
 	uint64_t v;
-	int i, n, timeout;
 
 	if (sh->pol.rt_priority > 0) {
 		struct sched_param sp = { .sched_priority = sh->pol.rt_priority };
@@ -335,9 +360,14 @@ static void *emul_thread(void *arg)
 		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	}
 	for (;;) {
+		/* above high: look again soon, a request may not be enough */
 		timeout = -1;
-		if (sampling)
-			timeout = (int)((sh->pol.interval_ns + 999999) / 1000000);
+		if (state == 2)
+			timeout = MP_EMUL_FAST_MS;
+		else if (state ||
+			 now_ns() - sh->last_event_ns < sh->pol.linger_ns)
+			timeout = (int)((sh->pol.interval_ns + 999999) /
+					1000000);
 		n = epoll_wait(sh->emul_epfd, evs, 4, timeout);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -346,8 +376,7 @@ static void *emul_thread(void *arg)
 		}
 		if (!n) {
 			ST_ADD(sh, samples, 1);
-			sampling = emul_request(sh, -1) ||
-				   now_ns() - sh->last_event_ns < sh->pol.linger_ns;
+			state = emul_request(sh, -1);
 			continue;
 		}
 		for (i = 0; i < n; i++) {
@@ -361,8 +390,7 @@ static void *emul_thread(void *arg)
 				if (read(sh->thresh_efd, &v, sizeof(v)) > 0) {
 					ST_ADD(sh, thresholds, 1);
 					sh->last_event_ns = now_ns();
-					sampling = emul_request(sh, -1) ||
-						   sampling;
+					state = emul_request(sh, -1);
 				}
 				break;
 			case W_SOURCE: {
@@ -375,10 +403,11 @@ static void *emul_thread(void *arg)
 						  mp_source_fd(sh->src), NULL);
 					break;
 				}
+				if (!ev.count)
+					break;
 				ST_ADD(sh, events[ev.level], 1);
 				sh->last_event_ns = now_ns();
-				emul_request(sh, ev.level);
-				sampling = true;
+				state = emul_request(sh, ev.level);
 				break;
 			}
 			}
@@ -439,8 +468,10 @@ static int open_emulated(struct mp_shrinker *sh,
 	fcntl(sh->pipe_r, F_SETFL, O_NONBLOCK);
 	if (sh->pol.high > 0 && sh->cg.hier.version == MP_CG_V1 &&
 	    sh->ms.limited && strcmp(sh->cg.path, "/"))
-		register_threshold(sh, (uint64_t)(sh->pol.high *
-						  (double)sh->ms.limit));
+		register_thresholds(sh);
+	sh->high_bytes = sh->pol.high > 0 ?
+			 (uint64_t)(sh->pol.high * (double)sh->ms.limit) :
+			 (uint64_t)(sh->pol.target * (double)sh->ms.limit);
 	if (emul_watch(sh, sh->stop_efd, W_STOP) ||
 	    emul_watch(sh, sh->pipe_r, W_PIPE) ||
 	    emul_watch(sh, mp_source_fd(sh->src), W_SOURCE) ||

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,9 +108,16 @@ static void *reclaim_thread(void *arg)
 	uint64_t n, t0;
 	int ret;
 
-	if (e->cfg->reclaim_nice)
+	if (e->cfg->reclaim_rt > 0) {
+		struct sched_param sp = {
+			.sched_priority = e->cfg->reclaim_rt,
+		};
+
+		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	} else if (e->cfg->reclaim_nice) {
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
 			    e->cfg->reclaim_nice);
+	}
 	while (!LOAD(e->shm->stop)) {
 		ret = poll(&pfd, 1, 20);
 		if (ret <= 0)
@@ -132,6 +140,7 @@ int stress_engine_run(const struct stress_engine_cfg *cfg)
 	struct mp_chunk_pool_cfg pcfg = {
 		.chunk_size = cfg->chunk_size,
 		.lists = cfg->threads,
+		.reserve_chunks = cfg->max_chunks + cfg->threads,
 	};
 	struct engine e = { .cfg = cfg, .shm = cfg->shm };
 	struct alloc_arg *args;

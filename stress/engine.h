@@ -45,6 +45,7 @@ struct stress_engine_cfg {
 	struct mp_shrinker *sh;	/* registered shrinker (or a client) */
 	struct stress_shared *shm;
 	int reclaim_nice;	/* nice of the reclaim thread (0: unchanged) */
+	int reclaim_rt;		/* >0: SCHED_FIFO priority instead */
 };
 
 /* Run until shm->stop; 0, or -1 with shm->error set. */

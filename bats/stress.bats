@@ -1,0 +1,216 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# mpctl stress: real pressure in a transient cgroup, its JSON, bad input.
+
+load helpers
+
+# the run's transient cgroup, from the JSON, must be gone
+assert_cgroup_gone() {
+	local json=$1 path root
+	path=$(jq -r .cgroup "$json")
+	[ "$(jq -r .transient_cgroup "$json")" = true ] || return 0
+	root=$(memcg_root)
+	[ -n "$root" ] || root=$(v2_root)
+	[ ! -d "$root$path" ] || {
+		echo "cgroup left behind: $root$path" >&2
+		return 1
+	}
+}
+
+# names of transient stress cgroups present now
+stress_cgroups() {
+	local root
+	root=$(memcg_root)
+	[ -n "$root" ] || root=$(v2_root)
+	ls "$root" | grep '^mpctl-stress-' | sort || true
+}
+
+@test "stress: done-when run, 20 s at 256M with 4 threads, no OOM kill" {
+	requires root memcg jq
+	local out=$BATS_TEST_TMPDIR/run.json
+	run -0 --separate-stderr "$MPCTL_BIN" stress --chunk 1M --threads 4 \
+		--duration 20s --limit 256M --json
+	echo "$output" > "$out"
+	jq -e '.schema.name == "mpctl-stress" and .schema.version == 1' "$out"
+	jq -e '.oom_kills == 0' "$out"
+	jq -e '.exit_reason == "duration"' "$out"
+	jq -e '.limit_bytes == 268435456' "$out"
+	jq -e '.peak_usage_bytes > 0 and .peak_usage_bytes <= .limit_bytes' "$out"
+	jq -e '.chunks_freed > 0 and .reclaim_requests > 0' "$out"
+	jq -e '.chunks_requested == .chunks_freed + .chunks_readded + .chunks_short' "$out"
+	jq -e '.chunks_allocated * 1048576 == .bytes_allocated' "$out"
+	jq -e '.reclaim_latency.count > 0 and .reclaim_latency.p50_ns <= .reclaim_latency.p99_ns and .reclaim_latency.p99_ns <= .reclaim_latency.max_ns' "$out"
+	jq -e '.alloc_throughput_bytes_per_s > 0' "$out"
+	jq -e '(.timeline | length) >= 150' "$out"
+	jq -e '[.timeline[].usage_bytes] | max <= 268435456' "$out"
+	jq -e '.parameters.threads == 4 and .parameters.chunk_bytes == 1048576' "$out"
+	jq -e '.kernel_release | length > 0' "$out"
+	assert_cgroup_gone "$out"
+}
+
+@test "stress: readable summary, no progress line when stdout is not a TTY" {
+	requires root memcg
+	mpctl stress --duration 3s --limit 128M --threads 2
+	assert_success
+	assert_output --partial "OOM kills"
+	assert_output --partial "peak usage"
+	refute_output --partial $'\r'
+	refute_output --partial $'\033'
+}
+
+@test "stress: progress line on a TTY" {
+	requires root memcg
+	command -v script >/dev/null || skip "no script(1)"
+	run script -qec "$MPCTL_BIN stress --duration 2s --limit 64M --threads 1" /dev/null
+	assert_success
+	assert_output --partial "held"
+	assert_output --partial "usage"
+	assert_output --partial "OOM kills"
+}
+
+@test "stress: --output writes the JSON document beside the summary" {
+	requires root memcg jq
+	local out=$BATS_TEST_TMPDIR/out.json
+	mpctl stress --duration 2s --limit 64M --threads 2 --output "$out"
+	assert_success
+	assert_output --partial "allocated"
+	jq -e '.oom_kills == 0 and (.timeline | length) > 5' "$out"
+	assert_cgroup_gone "$out"
+}
+
+@test "stress: SIGINT ends the run early with the summary and JSON" {
+	requires root memcg jq
+	local out=$BATS_TEST_TMPDIR/int.json
+	"$MPCTL_BIN" stress --duration 60s --limit 128M --json >"$out" 2>&1 &
+	local pid=$!
+	MP_PIDS+=("$pid")
+	sleep 2
+	kill -INT "$pid"
+	run wait_exit "$pid" 15
+	[ "$status" -eq 0 ]
+	jq -e '.exit_reason == "interrupted"' "$out"
+	jq -e '.duration_ns < 30000000000 and .chunks_allocated > 0' "$out"
+	assert_cgroup_gone "$out"
+}
+
+@test "stress: bad input gets one clear line and status 64, nothing left behind" {
+	requires root memcg
+	local before after
+	before=$(stress_cgroups)
+	mpctl stress --chunk 0
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: invalid chunk size '0': must not be zero"
+	mpctl stress --chunk 512M --limit 256M
+	[ "$status" -eq 64 ]
+	assert_line --index 0 --partial "is larger than the limit"
+	mpctl stress --threads 0
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: invalid thread count '0': must be 1 to 1024"
+	mpctl stress --threads 100000
+	[ "$status" -eq 64 ]
+	assert_line --index 0 --partial "must be 1 to 1024"
+	mpctl stress --limit 12Q
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: invalid limit '12Q'"
+	mpctl stress --chunk 1.5.M
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: invalid chunk size '1.5.M'"
+	mpctl stress --duration 5x
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: invalid duration '5x'"
+	mpctl stress --duration 0
+	[ "$status" -eq 64 ]
+	mpctl stress --limit 100T
+	[ "$status" -eq 64 ]
+	assert_line --index 0 --partial "larger than the memory available"
+	mpctl stress --overcommit -1
+	[ "$status" -eq 64 ]
+	mpctl stress --hog ""
+	[ "$status" -eq 64 ]
+	mpctl stress extra
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: unexpected argument 'extra'"
+	after=$(stress_cgroups)
+	[ "$before" = "$after" ]
+}
+
+@test "stress: a cgroup that is missing or not a cgroup is refused" {
+	requires root memcg
+	local before
+	before=$(stress_cgroups)
+	mpctl stress --cgroup /nonexistent-$MP_RUN_ID --duration 1s
+	[ "$status" -eq 1 ]
+	assert_line --index 0 --partial "cannot open cgroup"
+	mpctl stress --cgroup "$BATS_TEST_TMPDIR" --duration 1s
+	[ "$status" -eq 1 ]
+	assert_line --index 0 --partial "not a cgroup"
+	[ "$before" = "$(stress_cgroups)" ]
+}
+
+@test "stress: an unwritable cgroup is refused with 77" {
+	requires root memcg
+	local dir
+	dir=$(make_memcg ro 64M)
+	# a non-root user cannot write cgroup.procs
+	command -v setpriv >/dev/null || skip "no setpriv"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$MPCTL_BIN" stress --cgroup "$dir" --limit 32M --duration 1s
+	echo "$output" >&2
+	[ "$status" -eq 77 ]
+	[[ "${lines[0]}" == *"cannot write to cgroup"* ]]
+}
+
+@test "stress: --cgroup runs in an existing cgroup and leaves it in place" {
+	requires root memcg jq
+	local dir out=$BATS_TEST_TMPDIR/own.json
+	dir=$(make_memcg own 96M)
+	run -0 --separate-stderr "$MPCTL_BIN" stress --cgroup "$dir" \
+		--duration 3s --threads 2 --json
+	echo "$output" > "$out"
+	jq -e '.transient_cgroup == false and .limit_bytes == 100663296' "$out"
+	jq -e '.oom_kills == 0 and .chunks_freed > 0' "$out"
+	[ -d "$dir" ]
+}
+
+@test "stress: --hog runs stress-ng in the cgroup and reports it apart" {
+	requires root memcg jq stress-ng
+	local out=$BATS_TEST_TMPDIR/hog.json
+	run -0 --separate-stderr "$MPCTL_BIN" stress --duration 4s \
+		--hog "--vm 1 --vm-bytes 192M" --json
+	echo "$output" > "$out"
+	jq -e '.hog.args == "--vm 1 --vm-bytes 192M"' "$out"
+	jq -e '(.hog.oom_kills | type) == "number"' "$out"
+	jq -e '(.hog.bogo_ops | type) == "number"' "$out"
+	jq -e '.oom_kills == 0' "$out"
+	assert_cgroup_gone "$out"
+}
+
+@test "stress: the mempressure backend on a stock kernel is absent (69)" {
+	requires root
+	if grep -qw mempressure /proc/cgroups; then
+		skip "patched kernel: see the next test"
+	fi
+	mpctl stress --backend mempressure --duration 1s
+	[ "$status" -eq 69 ]
+}
+
+@test "stress: kernel shrinker (patched kernel)" {
+	requires root mempressure jq
+	local out=$BATS_TEST_TMPDIR/kernel.json
+	run -0 --separate-stderr "$MPCTL_BIN" stress --backend mempressure \
+		--chunk 1M --threads 4 --duration 5s --limit 256M --json
+	echo "$output" > "$out"
+	jq -e '.backend == "mempressure" and (.shrinker | startswith("kernel"))' "$out"
+	jq -e '.oom_kills == 0 and .chunks_freed > 0' "$out"
+	jq -e '.peak_usage_bytes <= .limit_bytes' "$out"
+}
+
+@test "stress: --help names every option" {
+	mpctl stress --help
+	assert_success
+	local o
+	for o in --chunk --threads --duration --limit --overcommit --backend \
+		--cgroup --hog --json --output --target --high; do
+		assert_output --partial -- "$o"
+	done
+}
