@@ -86,8 +86,9 @@ stress_cgroups() {
 	MP_PIDS+=("$pid")
 	sleep 2
 	kill -INT "$pid"
-	run wait_exit "$pid" 15
-	[ "$status" -eq 0 ]
+	local rc=0
+	wait_exit "$pid" 15 || rc=$?
+	[ "$rc" -eq 0 ]
 	jq -e '.exit_reason == "interrupted"' "$out"
 	jq -e '.duration_ns < 30000000000 and .chunks_allocated > 0' "$out"
 	assert_cgroup_gone "$out"

@@ -1018,6 +1018,13 @@ static int stress(struct stress_opts *o)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+	/*
+	 * A shell starts background jobs with SIGINT ignored, and an ignored
+	 * signal never reaches the signalfd: "kill -INT" must still end the
+	 * run with its report.
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	r.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	r.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	r.shm = stress_shared_new();
