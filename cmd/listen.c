@@ -24,6 +24,7 @@
 #include "mp_json.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
+#include "mp_sched.h"
 
 #define LISTEN_SCHEMA		"mpctl-listen"
 #define LISTEN_SCHEMA_VERSION	1
@@ -36,12 +37,14 @@ struct listen_opts {
 	uint64_t timeout_ns;		/* 0: none */
 	bool json;
 	bool verbose;
+	bool realtime;
 	const char *exec;
 };
 
 enum {
 	OPT_PSI = 0x100,
 	OPT_SYSROOT,
+	OPT_REALTIME,
 };
 
 static const struct argp_option options[] = {
@@ -62,6 +65,8 @@ static const struct argp_option options[] = {
 	{ "exec", 'e', "CMD", 0,
 	  "run CMD with /bin/sh for each event (MPCTL_* environment)", 0 },
 	{ "verbose", 'v', NULL, 0, "say on stderr when listening starts", 0 },
+	{ "realtime", OPT_REALTIME, NULL, 0,
+	  "run as SCHED_FIFO with memory locked, as lmkd does", 0 },
 	{ "sysroot", OPT_SYSROOT, "DIR", 0,
 	  "read /proc and /sys under DIR (for tests)", 0 },
 	{ 0 }
@@ -117,6 +122,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		o->verbose = true;
+		break;
+	case OPT_REALTIME:
+		o->realtime = true;
 		break;
 	case OPT_SYSROOT:
 		mp_set_sysroot(arg);
@@ -350,6 +358,10 @@ int cmd_listen(int argc, char **argv)
 	if (sfd < 0) {
 		cmd_error("signalfd: %s", strerror(errno));
 		return MP_EXIT_FAILURE;
+	}
+	if (o.realtime && mp_realtime(&err)) {
+		close(sfd);
+		return cmd_fail(&err);
 	}
 	if (mp_source_open(&o.cfg, &src, &err)) {
 		close(sfd);

@@ -5,7 +5,7 @@
 
 _mpctl_commands="listen register add stress report"
 
-_mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --json --exec --verbose --sysroot --help --usage --version"
+_mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --json --exec --realtime --verbose --sysroot --help --usage --version"
 _mpctl_opts_register=""
 _mpctl_opts_add=""
 _mpctl_opts_stress=""
