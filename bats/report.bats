@@ -1,0 +1,192 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# mpctl report: the suite's document, --compare on recorded reports (two
+# runs of one kernel, and one with notifications dropped), the schema
+# check, and the pictures rendered to PNG.
+
+load helpers
+
+FIX=$ROOT/bats/fixtures
+
+# width and height of a PNG, from its IHDR chunk
+png_size() {
+	od -An -tu1 -j16 -N8 "$1" | awk '{
+		printf "%d %d\n", $1 * 16777216 + $2 * 65536 + $3 * 256 + $4,
+			$5 * 16777216 + $6 * 65536 + $7 * 256 + $8 }'
+}
+
+@test "report: --help names the options, --list the scenarios" {
+	mpctl report --help
+	assert_success
+	for o in --json --output --duration --repeat --scenario --compare \
+		--threshold --svg --html --input; do
+		assert_output --partial -- "$o"
+	done
+	mpctl report --list
+	assert_success
+	for s in listen-latency shrinker hog overcommit emulated; do
+		assert_line --regexp "^$s "
+	done
+}
+
+@test "report: usage errors are 64" {
+	mpctl report --compare "$FIX/report-base.json"
+	[ "$status" -eq 64 ]
+	assert_output --partial 'needs BASE.json and NEW.json'
+	mpctl report --scenario nope
+	[ "$status" -eq 64 ]
+	assert_output --partial "unknown scenario 'nope'"
+	mpctl report --threshold 10
+	[ "$status" -eq 64 ]
+	mpctl report --compare a b --threshold -3
+	[ "$status" -eq 64 ]
+	mpctl report --repeat 0
+	[ "$status" -eq 64 ]
+	mpctl report --compare a b --svg x.svg
+	[ "$status" -eq 64 ]
+}
+
+@test "report --compare: a report against itself never regresses" {
+	for f in base same regressed; do
+		mpctl report --compare "$FIX/report-$f.json" "$FIX/report-$f.json"
+		assert_success
+		assert_output --partial '0 regression(s)'
+		# not even with a threshold of 0
+		mpctl report --compare --threshold 0 "$FIX/report-$f.json" \
+			"$FIX/report-$f.json"
+		assert_success
+	done
+}
+
+@test "report --compare: two recorded runs of the same kernel do not regress" {
+	mpctl report --compare "$FIX/report-base.json" "$FIX/report-same.json"
+	assert_success
+	refute_output --partial WORSE
+	mpctl report --compare "$FIX/report-same.json" "$FIX/report-base.json"
+	assert_success
+}
+
+@test "report --compare: dropped notifications are a regression, exit 1" {
+	mpctl report --compare "$FIX/report-base.json" "$FIX/report-regressed.json"
+	[ "$status" -eq 1 ]
+	assert_line --regexp '^shrinker +reclaim_requests +higher .* WORSE$'
+	assert_output --regexp '[1-9][0-9]* regression\(s\)'
+	mpctl report --compare --json "$FIX/report-base.json" "$FIX/report-regressed.json"
+	[ "$status" -eq 1 ]
+	echo "$output" | jq -e '
+		.schema.name == "mpctl-report-compare" and .schema.version == 1 and
+		.regressions >= 1 and
+		(.rows | all(has("scenario") and has("metric") and has("better") and
+			has("base") and has("new") and has("delta") and
+			has("threshold_pct") and has("verdict"))) and
+		([.rows[] | select(.verdict == "worse") | .metric] |
+			index("reclaim_requests") != null) and
+		(.rows[] | select(.metric == "reclaim_requests" and
+			.scenario == "shrinker") | .better == "higher")'
+}
+
+@test "report --compare: a threshold above every change passes" {
+	mpctl report --compare --threshold 100000 "$FIX/report-base.json" \
+		"$FIX/report-regressed.json"
+	# min. changes stay: only metrics past both may still trip
+	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
+	mpctl report --compare --threshold 100000 --json "$FIX/report-base.json" \
+		"$FIX/report-regressed.json"
+	echo "$output" | jq -e '.rows | all(.threshold_pct == 100000)'
+}
+
+@test "report --compare: another schema version or name is refused" {
+	jq '.schema.version = 2' "$FIX/report-base.json" > "$BATS_TEST_TMPDIR/v2.json"
+	mpctl report --compare "$FIX/report-base.json" "$BATS_TEST_TMPDIR/v2.json"
+	[ "$status" -eq 1 ]
+	assert_output --partial "has schema version 2, this mpctl reads version 1 only"
+	jq '.scenarios[0].runs[0]' "$FIX/report-base.json" > "$BATS_TEST_TMPDIR/run.json"
+	mpctl report --compare "$BATS_TEST_TMPDIR/run.json" "$FIX/report-base.json"
+	[ "$status" -eq 1 ]
+	assert_output --regexp "is a '[a-z-]+' document, not 'mpctl-report'"
+	echo '{' > "$BATS_TEST_TMPDIR/bad.json"
+	mpctl report --compare "$BATS_TEST_TMPDIR/bad.json" "$FIX/report-base.json"
+	[ "$status" -eq 1 ]
+	assert_output --partial "cannot parse"
+	mpctl report --compare /nonexistent.json "$FIX/report-base.json"
+	[ "$status" -eq 1 ]
+	assert_output --partial "cannot open '/nonexistent.json'"
+}
+
+@test "report --input: tables from a recorded report" {
+	mpctl report --input "$FIX/report-base.json"
+	assert_success
+	assert_line --regexp '^kernel +[0-9]'
+	assert_line --regexp '^scenario shrinker: '
+	assert_output --regexp 'metric +median +min +max +spread'
+	assert_output --regexp 'reclaim_requests +[0-9]'
+}
+
+@test "report --svg: the timelines render to a non-trivial PNG" {
+	command -v rsvg-convert >/dev/null || skip "no rsvg-convert"
+	mpctl report --input "$FIX/report-base.json" --svg "$BATS_TEST_TMPDIR/r.svg"
+	assert_success
+	n=$(jq '[.scenarios[]] | length' "$FIX/report-base.json")
+	[ "$(grep -c '<g class="scenario"' "$BATS_TEST_TMPDIR/r.svg")" -eq "$n" ]
+	grep -q '<polyline' "$BATS_TEST_TMPDIR/r.svg"
+	grep -q 'class="request"' "$BATS_TEST_TMPDIR/r.svg"
+	run rsvg-convert -o "$BATS_TEST_TMPDIR/r.png" "$BATS_TEST_TMPDIR/r.svg"
+	assert_success
+	read -r w h < <(png_size "$BATS_TEST_TMPDIR/r.png")
+	echo "png ${w}x${h}" >&2
+	[ "$w" -ge 900 ]
+	[ "$h" -ge 400 ]
+	# lines, bars and text: far more than a blank page compresses to
+	[ "$(stat -c %s "$BATS_TEST_TMPDIR/r.png")" -gt 20000 ]
+}
+
+@test "report --html: a page with the tables and the picture" {
+	mpctl report --input "$FIX/report-base.json" --html "$BATS_TEST_TMPDIR/r.html"
+	assert_success
+	grep -q '<!DOCTYPE html>' "$BATS_TEST_TMPDIR/r.html"
+	grep -q '<table>' "$BATS_TEST_TMPDIR/r.html"
+	grep -q '<svg ' "$BATS_TEST_TMPDIR/r.html"
+}
+
+@test "report: --output into a missing directory fails, 1" {
+	mpctl report --input "$FIX/report-base.json" -o /nonexistent/dir/r.json
+	[ "$status" -eq 1 ]
+	assert_output --partial "cannot create '/nonexistent/dir/r.json"
+}
+
+@test "report: a short live run writes one document, schema checked with jq" {
+	requires root jq
+	mpctl report --duration 1s --repeat 2 -s shrinker -s listen-latency \
+		--json -o "$BATS_TEST_TMPDIR/r.json" --svg "$BATS_TEST_TMPDIR/r.svg"
+	[ "$status" -ne 69 ] || skip "no pressure interface"
+	assert_success
+	jq -e --arg v "$("$MPCTL_BIN" --version | awk '{ print $2 }')" '
+		.schema == {"name": "mpctl-report", "version": 1} and
+		.mpctl_version == $v and
+		(.system.kernel_release | type == "string") and
+		(.system.kernel_config.options | type == "object") and
+		(.system.mem_total_bytes > 0) and
+		(.system.swap_total_bytes | type == "number") and
+		(.system.cgroup_mode | IN("v1", "v2", "hybrid")) and
+		(.system.backends | map(.name) == ["mempressure", "memcg", "psi"]) and
+		(.system.backends | all(.present | type == "boolean")) and
+		.settings.repeat == 2 and .settings.duration_ns == 1000000000 and
+		([.scenarios[].name] == ["listen-latency", "shrinker"]) and
+		(.scenarios[] | select(.name == "shrinker") |
+			.status == "ok" and (.runs | length) == 2 and
+			(.runs | all(.schema.name == "mpctl-stress")) and
+			(.metrics.reclaim_requests | .n == 2 and
+				(.median | type == "number") and
+				(.samples | length) == 2)) and
+		(.scenarios[] | select(.name == "listen-latency") |
+			.status == "ok" and
+			(.runs | all(.schema.name == "mpctl-report-listen")))
+	' "$BATS_TEST_TMPDIR/r.json"
+	# no cgroup of the run is left behind
+	! ls -d /sys/fs/cgroup/*/mpctl-report-* /sys/fs/cgroup/mpctl-report-* 2>/dev/null
+	mpctl report --compare "$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/r.json"
+	assert_success
+	if command -v rsvg-convert >/dev/null; then
+		rsvg-convert -o "$BATS_TEST_TMPDIR/r.png" "$BATS_TEST_TMPDIR/r.svg"
+	fi
+}
