@@ -3,6 +3,13 @@
 # mpctl report: the suite's document, --compare on recorded reports (two
 # runs of one kernel, and one with notifications dropped), the schema
 # check, and the pictures rendered to PNG.
+#
+# bats/fixtures/report-*.json were recorded on a stock 6.18 host (emulated
+# shrinker over memcg), one after the other:
+#   base, same   mpctl report --duration 3s --repeat 3 --json
+#   regressed    the same with --stress-arg=--high=off: the emulation's
+#                early warning is off, standing in for a kernel that drops
+#                notifications (no reclaim request reaches the program)
 
 load helpers
 
