@@ -2,6 +2,7 @@
 # mpctl: memory pressure events and user-space shrinkers.
 #
 #   make              build build/mpctl and its mpctl-<command> links
+#   make run          install what it needs, build, run mpctl report
 #   make check        install what the tests need, run every test
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make deps         install the Debian packages the build and tests need
@@ -104,6 +105,10 @@ manlint:
 		mandoc -Tlint -W warning $$m || exit 1; \
 	done
 
+# the main job: the standard report on this machine
+run: deps all
+	$(O)/mpctl report --output $(O)/report.json --svg $(O)/report.svg
+
 # every test: the host suite, then the VM suite when it can run here
 check: deps all
 	scripts/check.sh
@@ -120,4 +125,4 @@ clean:
 
 -include kernel-patch/kernel.mk
 
-.PHONY: all static install uninstall deps manlint check check-host bench clean
+.PHONY: run all static install uninstall deps manlint check check-host bench clean
