@@ -9,6 +9,50 @@ fill_cmd() {
 	echo "dd if=/dev/zero of=$BATS_TEST_TMPDIR/fill bs=1M count=${1:-150} status=none"
 }
 
+# In the test VM nothing mounts the v1 hierarchies: mount memory (and
+# mempressure, when the kernel has it) for this file, unmount after.
+setup_file() {
+	MP_MOUNTED=""
+	if [ -e /mpctl/flavour ] && [ "$(id -u)" = 0 ]; then
+		local c
+		for c in memory mempressure; do
+			grep -qw "^$c" /proc/cgroups || continue
+			awk -v c="$c" '$0 ~ / - cgroup / {
+				n = split($NF, o, ",")
+				for (i = 1; i <= n; i++) if (o[i] == c) f = 1 }
+				END { exit !f }' /proc/self/mountinfo && continue
+			mkdir -p "/sys/fs/cgroup/$c"
+			mount -t cgroup -o "$c" none "/sys/fs/cgroup/$c" &&
+				MP_MOUNTED="$MP_MOUNTED $c"
+		done
+	fi
+	export MP_MOUNTED
+}
+
+teardown_file() {
+	local c
+	for c in $MP_MOUNTED; do
+		umount "/sys/fs/cgroup/$c" || true
+	done
+}
+
+# shrinker_cg NAME LIMIT: a memory cgroup with LIMIT and, on a kernel with
+# the mempressure controller, the cgroup of the same name there (both
+# removed in teardown). $SCG is the name for --cgroup, $SCG_DIRS the
+# cgroupfs directories for spawn_in.
+shrinker_cg() {
+	local mp
+	make_memcg "$1" "$2" >/dev/null
+	SCG=$MP_RUN_ID-$1
+	SCG_DIRS=("$(memcg_root)/$SCG")
+	mp=$(mempressure_root)
+	if [ -n "$mp" ]; then
+		mkdir "$mp/$SCG"
+		MP_CGROUPS+=("$mp/$SCG")
+		SCG_DIRS+=("$mp/$SCG")
+	fi
+}
+
 setup() {
 	export MPCTL=$MPCTL_BIN
 	unset MPCTL_SHRINKER_FD MPCTL_SHRINKER_EFD MPCTL_SHRINKER_CHUNK \
@@ -63,8 +107,8 @@ setup() {
 
 @test "add: a shell loop serves reclaim requests" {
 	requires root memcg
-	cg=$(make_memcg add-loop 64M)
-	mpctl register --chunk 1M --cgroup "$cg" --join -- bash -c "
+	shrinker_cg add-loop 64M
+	mpctl register --chunk 1M --cgroup "$SCG" --join -- bash -c "
 		\$MPCTL add 200 || exit 8
 		$(fill_cmd 300) &
 		for i in 1 2 3; do
@@ -78,8 +122,8 @@ setup() {
 
 @test "add: requests never exceed the chunks accounted" {
 	requires root memcg
-	cg=$(make_memcg add-cap 64M)
-	mpctl register --chunk 1M --cgroup "$cg" --join -- bash -c "
+	shrinker_cg add-cap 64M
+	mpctl register --chunk 1M --cgroup "$SCG" --join -- bash -c "
 		\$MPCTL add 5 || exit 8
 		$(fill_cmd) &
 		total=0
@@ -94,8 +138,8 @@ setup() {
 
 @test "add: --wait --json prints a request document" {
 	requires root memcg jq
-	cg=$(make_memcg add-json 64M)
-	mpctl register --chunk 256K --cgroup "$cg" --join -- bash -c "
+	shrinker_cg add-json 64M
+	mpctl register --chunk 256K --cgroup "$SCG" --join -- bash -c "
 		\$MPCTL add 400 || exit 8
 		$(fill_cmd) &
 		\$MPCTL add --wait --json --timeout 20s
@@ -109,8 +153,8 @@ setup() {
 
 @test "add: N --wait adds, then waits" {
 	requires root memcg
-	cg=$(make_memcg add-both 64M)
-	mpctl register --chunk 1M --cgroup "$cg" --join -- bash -c "
+	shrinker_cg add-both 64M
+	mpctl register --chunk 1M --cgroup "$SCG" --join -- bash -c "
 		( sleep 0.3; $(fill_cmd) ) &
 		\$MPCTL add 50 --wait --timeout 20s
 		wait"

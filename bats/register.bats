@@ -11,6 +11,50 @@ fill_cmd() {
 	echo "dd if=/dev/zero of=$BATS_TEST_TMPDIR/fill bs=1M count=${1:-150} status=none"
 }
 
+# In the test VM nothing mounts the v1 hierarchies: mount memory (and
+# mempressure, when the kernel has it) for this file, unmount after.
+setup_file() {
+	MP_MOUNTED=""
+	if [ -e /mpctl/flavour ] && [ "$(id -u)" = 0 ]; then
+		local c
+		for c in memory mempressure; do
+			grep -qw "^$c" /proc/cgroups || continue
+			awk -v c="$c" '$0 ~ / - cgroup / {
+				n = split($NF, o, ",")
+				for (i = 1; i <= n; i++) if (o[i] == c) f = 1 }
+				END { exit !f }' /proc/self/mountinfo && continue
+			mkdir -p "/sys/fs/cgroup/$c"
+			mount -t cgroup -o "$c" none "/sys/fs/cgroup/$c" &&
+				MP_MOUNTED="$MP_MOUNTED $c"
+		done
+	fi
+	export MP_MOUNTED
+}
+
+teardown_file() {
+	local c
+	for c in $MP_MOUNTED; do
+		umount "/sys/fs/cgroup/$c" || true
+	done
+}
+
+# shrinker_cg NAME LIMIT: a memory cgroup with LIMIT and, on a kernel with
+# the mempressure controller, the cgroup of the same name there (both
+# removed in teardown). $SCG is the name for --cgroup, $SCG_DIRS the
+# cgroupfs directories for spawn_in.
+shrinker_cg() {
+	local mp
+	make_memcg "$1" "$2" >/dev/null
+	SCG=$MP_RUN_ID-$1
+	SCG_DIRS=("$(memcg_root)/$SCG")
+	mp=$(mempressure_root)
+	if [ -n "$mp" ]; then
+		mkdir "$mp/$SCG"
+		MP_CGROUPS+=("$mp/$SCG")
+		SCG_DIRS+=("$mp/$SCG")
+	fi
+}
+
 setup() {
 	export MPCTL=$MPCTL_BIN
 }
@@ -104,8 +148,8 @@ setup() {
 
 @test "register: COMMAND under pressure in its cgroup gets a request (--join)" {
 	requires root memcg
-	cg=$(make_memcg reg-join 64M)
-	mpctl register --chunk 1M --cgroup "$cg" --join -v -- sh -c "
+	shrinker_cg reg-join 64M
+	mpctl register --chunk 1M --cgroup "$SCG" --join -v -- sh -c "
 		grep -q '$MP_RUN_ID-reg-join' /proc/self/cgroup || exit 9
 		\$MPCTL add 100 || exit 8
 		$(fill_cmd) &
@@ -122,10 +166,10 @@ setup() {
 
 @test "register: monitor prints one JSON line per request" {
 	requires root memcg jq
-	cg=$(make_memcg reg-mon 64M)
-	mpctl_bg register --chunk 1M --cgroup "$cg" --chunks 200 --count 2 \
+	shrinker_cg reg-mon 64M
+	mpctl_bg register --chunk 1M --cgroup "$SCG" --chunks 200 --count 2 \
 		--timeout 25s --json -v
-	spawn_in "$cg" -- sh -c "$(fill_cmd 300)"
+	spawn_in "${SCG_DIRS[@]}" -- sh -c "$(fill_cmd 300)"
 	wait_exit "$MP_BG_PID" 30
 	[ "$(wc -l < "$MP_BG_OUT")" -eq 2 ]
 	jq -e --arg cg "/$MP_RUN_ID-reg-mon" '
@@ -140,15 +184,15 @@ setup() {
 
 @test "register: monitor text lines, and no request without chunks" {
 	requires root memcg
-	cg=$(make_memcg reg-text 64M)
+	shrinker_cg reg-text 64M
 	# no chunks accounted: the shrinker has nothing to ask for
-	mpctl_bg register --chunk 1M --cgroup "$cg" --timeout 2s -v
-	spawn_in "$cg" -- sh -c "$(fill_cmd)"
+	mpctl_bg register --chunk 1M --cgroup "$SCG" --timeout 2s -v
+	spawn_in "${SCG_DIRS[@]}" -- sh -c "$(fill_cmd)"
 	wait_exit "$MP_BG_PID" 10
 	[ ! -s "$MP_BG_OUT" ]
-	cg2=$(make_memcg reg-text2 64M)
-	mpctl_bg register --chunk 1M --cgroup "$cg2" --chunks 50 --count 1 --timeout 20s -v
-	spawn_in "$cg2" -- sh -c "$(fill_cmd)"
+	shrinker_cg reg-text2 64M
+	mpctl_bg register --chunk 1M --cgroup "$SCG" --chunks 50 --count 1 --timeout 20s -v
+	spawn_in "${SCG_DIRS[@]}" -- sh -c "$(fill_cmd)"
 	wait_exit "$MP_BG_PID" 25
 	run cat "$MP_BG_OUT"
 	assert_line --regexp "^20[0-9-]+T[0-9:.]+Z mode=[a-z0-9-]+ backend=[a-z]+ cgroup=/$MP_RUN_ID-reg-text2 chunks=[1-9][0-9]* bytes=[0-9]+$"

@@ -64,7 +64,9 @@ static const struct argp_option options[] = {
 	  "(default)", 0 },
 	{ "emulate", OPT_EMULATE, NULL, 0,
 	  "emulate the shrinker even on a patched kernel", 0 },
-	{ "join", 'J', NULL, 0, "run COMMAND inside the cgroup", 0 },
+	{ "join", 'J', NULL, 0,
+	  "run COMMAND inside the cgroup (and the memory cgroup of the same "
+	  "path)", 0 },
 	{ "chunks", 'n', "N", 0,
 	  "monitor: reclaimable chunks to account at the start", 0 },
 	{ "keep", OPT_KEEP, NULL, 0,
@@ -284,22 +286,63 @@ static int monitor(const struct register_opts *o, struct mp_shrinker *sh,
 	}
 }
 
-/* In the child: join the cgroup, restore signals, exec. Never returns. */
-static void child(const struct register_opts *o, struct mp_shrinker *sh,
-		  const sigset_t *old, int errfd)
+/*
+ * The cgroups --join moves COMMAND into: the shrinker's, and when that is
+ * not a memory hierarchy (the kernel's v1 mempressure hierarchy, or
+ * cgroup2 without the memory controller), the cgroup of the same path in
+ * the memory hierarchies where it exists, so that the memory COMMAND uses
+ * is charged where the pressure is measured.
+ */
+struct join_set {
+	int n;
+	struct mp_cgroup cg[3];
+};
+
+static void join_set_add(struct join_set *js, const struct mp_cgroup *cg)
+{
+	int i;
+
+	for (i = 0; i < js->n; i++)
+		if (!strcmp(js->cg[i].dir, cg->dir))
+			return;
+	if (js->n < 3)
+		js->cg[js->n++] = *cg;
+}
+
+static void join_set_fill(struct join_set *js, const struct mp_shrinker *sh)
 {
 	const struct mp_cgroup *cg = mp_shrinker_cgroup(sh);
-	char pid[32], msg[PATH_MAX + 128];
-	int status = 126, fd, len;
+	struct mp_cgroup other;
+	struct mp_err err;
+	struct mp_hier h;
 
-	if (o->join) {
-		snprintf(pid, sizeof(pid), "%d\n", getpid());
-		snprintf(msg, sizeof(msg), "%s/cgroup.procs", cg->dir);
+	js->n = 0;
+	if (!cg)
+		return;
+	join_set_add(js, cg);
+	if (!mp_find_v1("memory", &h) &&
+	    !mp_cgroup_resolve(&h, cg->path, &other, &err))
+		join_set_add(js, &other);
+	if (!mp_find_v2(&h) && mp_v2_has_controller(&h, "memory") &&
+	    !mp_cgroup_resolve(&h, cg->path, &other, &err))
+		join_set_add(js, &other);
+}
+
+/* In the child: join the cgroups, restore signals, exec. Never returns. */
+static void child(const struct register_opts *o, const struct join_set *js,
+		  const sigset_t *old, int errfd)
+{
+	char pid[32], msg[PATH_MAX + 128];
+	int status = 126, fd, len, i;
+
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	for (i = 0; o->join && i < js->n; i++) {
+		snprintf(msg, sizeof(msg), "%s/cgroup.procs", js->cg[i].dir);
 		fd = open(msg, O_WRONLY | O_CLOEXEC);
 		if (fd < 0 || write(fd, pid, strlen(pid)) < 0) {
 			len = snprintf(msg, sizeof(msg),
 				       "cannot join cgroup '%s': %s",
-				       cg->path, strerror(errno));
+				       js->cg[i].dir, strerror(errno));
 			goto fail;
 		}
 		close(fd);
@@ -322,12 +365,15 @@ static int run_command(const struct register_opts *o, struct mp_shrinker *sh,
 		       int sfd, const sigset_t *old)
 {
 	struct signalfd_siginfo si;
+	struct join_set js;
 	struct mp_err err;
 	char msg[PATH_MAX + 128];
 	int status, p[2];
 	ssize_t n;
 	pid_t pid;
 
+	if (o->join)
+		join_set_fill(&js, sh);
 	if (mp_shrinker_setenv(sh, &err))
 		return cmd_fail(&err);
 	if (pipe2(p, O_CLOEXEC)) {
@@ -342,7 +388,7 @@ static int run_command(const struct register_opts *o, struct mp_shrinker *sh,
 	}
 	if (!pid) {
 		close(p[0]);
-		child(o, sh, old, p[1]);
+		child(o, &js, old, p[1]);
 	}
 	close(p[1]);
 	n = read(p[0], msg, sizeof(msg) - 1);
