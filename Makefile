@@ -17,6 +17,14 @@ COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DESTDIR ?=
 
 CC ?= cc
+# V=1 shows the commands
+ifeq ($(V),1)
+Q :=
+quiet = @:
+else
+Q := @
+quiet = @printf "  %-8s %s\n"
+endif
 PKG_CONFIG ?= pkg-config
 O := build
 
@@ -46,13 +54,15 @@ all: $(O)/mpctl $(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS)
 
 $(O)/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(quiet) CC $@
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
 $(O)/mpctl: $(OBJS)
-	$(CC) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
 $(O)/mpctl-%: $(O)/mpctl
-	ln -sf mpctl $@
+	$(Q)ln -sf mpctl $@
 
 $(O)/%: stress/%.c $(HDRS) $(filter $(O)/obj/common/%,$(OBJS))
 	$(CC) $(CFLAGS) -o $@ $< $(filter $(O)/obj/common/%,$(OBJS)) $(LDLIBS)
@@ -60,13 +70,15 @@ $(O)/%: stress/%.c $(HDRS) $(filter $(O)/obj/common/%,$(OBJS))
 # a static binary for the initramfs (glibc's libc.a, libjansson.a)
 $(O)/static-obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(quiet) CC $@
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
 static: $(O)/static/mpctl $(patsubst $(O)/%,$(O)/static/%,$(PROGS))
 
 $(O)/static/mpctl: $(STATIC_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) -static $(LDFLAGS) -o $@ $(STATIC_OBJS) $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) -static $(LDFLAGS) -o $@ $(STATIC_OBJS) $(LDLIBS)
 
 $(O)/static/%: stress/%.c $(filter $(O)/static-obj/common/%,$(STATIC_OBJS))
 	@mkdir -p $(dir $@)

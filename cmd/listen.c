@@ -25,6 +25,7 @@
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_sched.h"
+#include "mp_wait.h"
 
 #define LISTEN_SCHEMA		"mpctl-listen"
 #define LISTEN_SCHEMA_VERSION	1
@@ -286,41 +287,23 @@ static int print_event(const struct listen_opts *o,
 }
 
 static int listen_loop(const struct listen_opts *o, struct mp_source *src,
-		       int sfd)
+		       struct mp_waiter *w)
 {
-	uint64_t deadline = 0, seq = 0;
-	struct pollfd pfd[2] = {
-		{ .fd = sfd, .events = POLLIN },
-		{ .fd = mp_source_fd(src), .events = POLLIN },
-	};
 	struct mp_event ev;
 	struct mp_err err;
+	uint64_t seq = 0;
 	int ret;
 
-	if (o->timeout_ns)
-		deadline = mp_now_ns(CLOCK_MONOTONIC) + o->timeout_ns;
 	for (;;) {
-		int timeout = -1;
-
-		if (deadline) {
-			uint64_t now = mp_now_ns(CLOCK_MONOTONIC);
-
-			if (now >= deadline)
-				return MP_EXIT_OK;
-			/* round up so that we never wake up early */
-			timeout = (deadline - now + 999999) / 1000000;
-		}
-		ret = poll(pfd, 2, timeout);
-		if (ret < 0) {
-			if (errno == EINTR)
-				continue;
+		switch (mp_wait(w, mp_source_fd(src), POLLIN)) {
+		case MP_WAIT_READY:
+			break;
+		case MP_WAIT_ERROR:
 			cmd_error("poll: %s", strerror(errno));
 			return MP_EXIT_FAILURE;
+		default:	/* the deadline, SIGINT, SIGTERM, SIGHUP */
+			return MP_EXIT_OK;
 		}
-		if (pfd[0].revents)
-			return MP_EXIT_OK;	/* SIGINT, SIGTERM, SIGHUP */
-		if (!pfd[1].revents)
-			continue;
 		ret = mp_source_read(src, &ev, &err);
 		if (ret < 0)
 			return cmd_fail(&err);
@@ -341,30 +324,22 @@ int cmd_listen(int argc, char **argv)
 	struct listen_opts o = {
 		.cfg = { .backend = MP_BACKEND_AUTO, .level = MP_LEVEL_LOW },
 	};
+	struct mp_waiter w;
 	struct mp_source *src;
 	struct mp_err err;
-	sigset_t mask;
-	int sfd, ret;
+	int ret;
 
 	cmd_argp_parse(&listen_argp, argc, argv, &o);
 
 	/* signals arrive through a signalfd, so poll() is the only wait */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0) {
-		cmd_error("signalfd: %s", strerror(errno));
-		return MP_EXIT_FAILURE;
-	}
+	if (mp_waiter_init(&w, 0, &err))
+		return cmd_fail(&err);
 	if (o.realtime && mp_realtime(&err)) {
-		close(sfd);
+		mp_waiter_close(&w);
 		return cmd_fail(&err);
 	}
 	if (mp_source_open(&o.cfg, &src, &err)) {
-		close(sfd);
+		mp_waiter_close(&w);
 		return cmd_fail(&err);
 	}
 	if (o.verbose)
@@ -374,8 +349,11 @@ int cmd_listen(int argc, char **argv)
 			  mp_level_native(mp_source_backend(src),
 					  o.cfg.level),
 			  mp_source_file(src));
-	ret = listen_loop(&o, src, sfd);
+	/* the timeout counts from when listening starts */
+	if (o.timeout_ns)
+		w.deadline = mp_now_ns(CLOCK_MONOTONIC) + o.timeout_ns;
+	ret = listen_loop(&o, src, &w);
 	mp_source_close(src);
-	close(sfd);
+	mp_waiter_close(&w);
 	return ret;
 }
