@@ -63,6 +63,7 @@ struct stress_opts {
 	double high;
 	long long reclaim_nice;
 	long long rt_priority;
+	long long reclaim_rt;
 };
 
 enum {
@@ -72,6 +73,7 @@ enum {
 	OPT_EMULATE,
 	OPT_NICE,
 	OPT_RT,
+	OPT_RECLAIM_RT,
 };
 
 static const struct argp_option options[] = {
@@ -107,6 +109,9 @@ static const struct argp_option options[] = {
 	{ "emulator-rt", OPT_RT, "PRIO", 0,
 	  "emulation: SCHED_FIFO priority of the emulator thread, 0 for none "
 	  "(default 1)", 0 },
+	{ "reclaim-rt", OPT_RECLAIM_RT, "PRIO", 0,
+	  "SCHED_FIFO priority of the engine's reclaim thread, 0 for none "
+	  "(default 1; --reclaim-nice applies without it)", 0 },
 	{ "reclaim-nice", OPT_NICE, "N", 0,
 	  "nice value of the engine's reclaim thread (default -10)", 0 },
 	{ 0 }
@@ -206,6 +211,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_RT:
 		if (mp_parse_long(arg, 0, 99, &o->rt_priority))
+			argp_error(state, "invalid priority '%s': must be 0 to 99",
+				   arg);
+		break;
+	case OPT_RECLAIM_RT:
+		if (mp_parse_long(arg, 0, 99, &o->reclaim_rt))
 			argp_error(state, "invalid priority '%s': must be 0 to 99",
 				   arg);
 		break;
@@ -459,6 +469,7 @@ static void engine_main(struct run *r)
 		.max_chunks = r->footprint,
 		.shm = r->shm,
 		.reclaim_nice = (int)r->o->reclaim_nice,
+		.reclaim_rt = (int)r->o->reclaim_rt,
 	};
 	struct mp_shrinker *sh;
 	struct mp_err err;
@@ -1158,6 +1169,7 @@ int cmd_stress(int argc, char **argv)
 		.backend = MP_BACKEND_AUTO,
 		.reclaim_nice = -10,
 		.rt_priority = 1,
+		.reclaim_rt = 1,
 	};
 
 	cmd_argp_parse(&stress_argp, argc, argv, &o);

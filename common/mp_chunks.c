@@ -281,6 +281,51 @@ static void flush_empty(struct mp_chunk_pool *p, void **c, size_t n)
 			munmap(c[i], p->size);
 }
 
+static int cmp_addr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a;
+	uintptr_t y = (uintptr_t)*(void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Give back the pages of up to BATCH chunks: sorted by address, adjacent
+ * chunks (common, as they are carved from one reservation) go in one
+ * madvise() call, one page-table walk and one TLB flush. The emptied
+ * ranges are kept for reuse.
+ */
+static uint64_t release_batch(struct mp_chunk_pool *p, void **b, size_t n,
+			      uint64_t *fail)
+{
+	size_t i = 0, j, k, done = 0;
+	void *ok[BATCH];
+
+	qsort(b, n, sizeof(*b), cmp_addr);
+	while (i < n) {
+		for (j = i + 1; j < n && (char *)b[j] ==
+		     (char *)b[j - 1] + p->size; j++)
+			;
+		if (!madvise(b[i], (j - i) * p->size, MADV_DONTNEED)) {
+			for (k = i; k < j; k++)
+				ok[done++] = b[k];
+		} else {
+			for (k = i; k < j; k++) {
+				if (chunk_unmap(p, b[k])) {
+					put_back(p, b[k]);
+					(*fail)++;
+				} else {
+					ok[done++] = b[k];
+				}
+			}
+		}
+		i = j;
+	}
+	if (done)
+		flush_empty(p, ok, done);
+	return done;
+}
+
 uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n,
 			   uint64_t *kept)
 {
@@ -302,24 +347,22 @@ uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n,
 		}
 	}
 	/* no lock is held from here on */
-	for (c = todo; c; c = next) {
-		next = c->next;
-		if (chunk_unmap(p, c)) {
-			put_back(p, c);
-			fail++;
-			continue;
-		}
-		freed++;
-		if (!p->heap && !p->unmap) {
-			batch[nb++] = c;
-			if (nb == BATCH) {
-				flush_empty(p, batch, nb);
-				nb = 0;
+	if (p->heap || p->unmap) {
+		for (c = todo; c; c = next) {
+			next = c->next;
+			if (chunk_unmap(p, c)) {
+				put_back(p, c);
+				fail++;
+			} else {
+				freed++;
 			}
 		}
 	}
-	if (nb)
-		flush_empty(p, batch, nb);
+	while (!p->heap && !p->unmap && todo) {
+		for (nb = 0; todo && nb < BATCH; todo = todo->next)
+			batch[nb++] = todo;
+		freed += release_batch(p, batch, nb, &fail);
+	}
 	__atomic_sub_fetch(&p->held, freed, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&p->st->freed, freed, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&p->st->free_failed, fail, __ATOMIC_RELAXED);

@@ -108,16 +108,19 @@ static void *reclaim_thread(void *arg)
 	uint64_t n, t0;
 	int ret;
 
+	/* answering fast is the point: like the kernel's reclaim, first */
 	if (e->cfg->reclaim_rt > 0) {
 		struct sched_param sp = {
 			.sched_priority = e->cfg->reclaim_rt,
 		};
 
-		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
-	} else if (e->cfg->reclaim_nice) {
+		if (!pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
+			goto run;
+	}
+	if (e->cfg->reclaim_nice)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
 			    e->cfg->reclaim_nice);
-	}
+run:
 	while (!LOAD(e->shm->stop)) {
 		ret = poll(&pfd, 1, 20);
 		if (ret <= 0)

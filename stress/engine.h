@@ -45,7 +45,8 @@ struct stress_engine_cfg {
 	struct mp_shrinker *sh;	/* registered shrinker (or a client) */
 	struct stress_shared *shm;
 	int reclaim_nice;	/* nice of the reclaim thread (0: unchanged) */
-	int reclaim_rt;		/* >0: SCHED_FIFO priority instead */
+	int reclaim_rt;		/* >0: SCHED_FIFO priority, else (or if that
+				 * is not permitted) reclaim_nice */
 };
 
 /* Run until shm->stop; 0, or -1 with shm->error set. */
