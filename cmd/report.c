@@ -112,7 +112,7 @@ static const struct argp_option options[] = {
 	  "memory limit of each run's cgroup (default 128M)", 0 },
 	{ "stress-arg", OPT_STRESS_ARG, "ARG", 0,
 	  "pass ARG to every mpctl stress run (repeatable; for experiments, "
-	  "e.g. --stress-arg=--high=off)", 0 },
+	  "see mpctl-report(1))", 0 },
 	{ "list", OPT_LIST, NULL, 0, "list the scenarios and exit", 0 },
 	{ "compare", OPT_COMPARE, NULL, 0,
 	  "compare two reports: --compare BASE.json NEW.json", 0 },
