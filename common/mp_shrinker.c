@@ -445,10 +445,24 @@ static int open_emulated(struct mp_shrinker *sh,
 		scfg.backend = !mp_backend_probe(MP_BACKEND_MEMCG, NULL) ?
 			       MP_BACKEND_MEMCG : MP_BACKEND_PSI;
 	}
-	if (mp_source_open(&scfg, &sh->src, err))
-		return -1;
+	if (mp_source_open(&scfg, &sh->src, err)) {
+		struct mp_hier h;
+
+		/*
+		 * PSI for a cgroup of the v1 memory hierarchy: the pressure
+		 * of the host, the usage and the limit of the memcg.
+		 */
+		if (scfg.backend != MP_BACKEND_PSI || !cfg->cgroup ||
+		    mp_find_v1("memory", &h) ||
+		    mp_cgroup_resolve(&h, cfg->cgroup, &sh->cg, NULL))
+			return -1;
+		scfg.cgroup = "/";
+		if (mp_source_open(&scfg, &sh->src, err))
+			return -1;
+	} else {
+		sh->cg = *mp_source_cgroup(sh->src);
+	}
 	sh->backend = mp_source_backend(sh->src);
-	sh->cg = *mp_source_cgroup(sh->src);
 	sh->have_cg = true;
 	if (mp_memstat_open(&sh->ms, &sh->cg))
 		return mp_errf(err, MP_EXIT_FAILURE, errno,

@@ -47,26 +47,37 @@
  * Emulation policy. A zero field takes the documented default, so
  * "struct mp_emul_policy p = { 0 }" is the default policy.
  *
- * On every pressure event, and then every interval_ns for as long as the
- * usage stays above target * limit (and at least linger_ns after the last
- * event), the emulator computes
+ * On every pressure event and every usage-threshold event, and then by
+ * sampling (every 2 ms while usage is above high * limit, every
+ * interval_ns while it is above target * limit, and for linger_ns after
+ * the last event), the emulator computes
  *
- *   want  = ceil((usage - target * limit) / chunk_size)       (>= 0)
+ *   want  = ceil((usage - target * limit) / chunk_size)
+ *           - chunks asked for in the last 10 ms (still being freed)
  *   floor = ceil(min_frac[level] * counter)     (on an event of that level)
- *   n     = min(max(want, floor), counter)
+ *   n     = min(max(want, floor, 0), counter)
  *
  * lowers its counter by n and adds n to the request eventfd: the same
  * contract as the kernel (chunks not freed must be re-added).
  *
  * "usage" and "limit" are the cgroup's memory.usage_in_bytes and
- * memory.limit_in_bytes (v1) or memory.current and memory.max (v2); for
- * a cgroup without a limit (or the root), MemTotal - MemAvailable and
- * MemTotal from /proc/meminfo.
+ * hierarchical_memory_limit (v1) or memory.current and memory.max (v2);
+ * for a cgroup without a limit (or the root), MemTotal - MemAvailable and
+ * MemTotal from /proc/meminfo. With the psi backend and a cgroup of the v1
+ * memory hierarchy, the pressure is the host's (/proc/pressure/memory or
+ * the cgroup2 root) and the usage and limit are the memcg's.
  *
- * Besides the pressure source, the emulator registers an early warning
- * where the kernel has one: a memcg v1 usage threshold at high * limit
- * (cgroup.event_control on memory.usage_in_bytes). vmpressure alone comes
- * too late for fast allocators: it is only raised by reclaim, at the limit.
+ * Besides the pressure source, the emulator registers early warnings
+ * where the kernel has them: memcg v1 usage thresholds (cgroup.event_control
+ * on memory.usage_in_bytes) at high * limit and four more steps up to
+ * halfway between the last one and the limit, so that usage that keeps
+ * climbing after a request raises another event before the limit.
+ * vmpressure alone comes too late for fast allocators: reclaim raises it
+ * only at the limit, where the OOM killer is a few milliseconds away.
+ *
+ * The emulator thread should answer before the allocators reach the
+ * limit: rt_priority runs it SCHED_FIFO (mpctl stress uses 1), as the
+ * kernel's shrinker runs in reclaim itself.
  */
 struct mp_emul_policy {
 	double target;		/* fraction of the limit to get back under;
