@@ -477,7 +477,8 @@ static void engine_main(struct run *r)
 	setpgid(0, 0);	/* Ctrl-C goes to the parent, which stops us */
 	child_signals();
 	if (join_cgroup(&r->engine_cg) ||
-	    (r->have_mp_cg && r->mp_created && join_cgroup(&r->mp_cg))) {
+	    (r->have_mp_cg && strcmp(r->mp_cg.dir, r->cg.dir) &&
+	     join_cgroup(&r->mp_cg))) {
 		snprintf(r->shm->error, sizeof(r->shm->error),
 			 "cannot move the engine into cgroup '%s': %s",
 			 r->engine_cg.path, strerror(errno));

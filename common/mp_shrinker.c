@@ -602,11 +602,13 @@ int mp_shrinker_add(struct mp_shrinker *sh, int64_t chunks,
 
 	if (!chunks)
 		return 0;
+	/* "+n"/"-n" (v2), "<efd> +n" (v1); lines for the emulator's pipe */
 	if (sh->mode == MP_SHRINKER_KERNEL_V2)
 		len = snprintf(buf, sizeof(buf), "%+" PRId64, chunks);
 	else
-		len = snprintf(buf, sizeof(buf), "%d %" PRId64 "\n", sh->efd,
-			       chunks);
+		len = snprintf(buf, sizeof(buf), "%d %+" PRId64 "%s", sh->efd,
+			       chunks,
+			       sh->mode == MP_SHRINKER_EMULATED ? "\n" : "");
 	do
 		n = write(sh->fd, buf, len);
 	while (n < 0 && errno == EINTR);
