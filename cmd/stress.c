@@ -334,6 +334,20 @@ static int make_child(const struct mp_cgroup *parent, const char *name,
 	return 0;
 }
 
+/* cgroup2: make a controller available to the children of cg */
+static int v2_enable(const struct mp_cgroup *cg, const char *ctrl)
+{
+	char buf[512], word[64], *p, *tok, *save = NULL;
+
+	if (mp_cg_read(cg, "cgroup.subtree_control", buf, sizeof(buf)))
+		return -1;
+	for (p = buf; (tok = strtok_r(p, " \n", &save)); p = NULL)
+		if (!strcmp(tok, ctrl))
+			return 0;
+	snprintf(word, sizeof(word), "+%s", ctrl);
+	return mp_cg_write(cg, "cgroup.subtree_control", word);
+}
+
 static int setup_cgroups(struct run *r, struct mp_err *err)
 {
 	struct stress_opts *o = r->o;
@@ -362,6 +376,15 @@ static int setup_cgroups(struct run *r, struct mp_err *err)
 		if (mp_cgroup_resolve(&h, "/", &root, err))
 			return -1;
 		snprintf(name, sizeof(name), "mpctl-stress-%d", (int)getpid());
+		if (h.version == MP_CG_V2) {
+			/* the limit needs memory in the root's subtree */
+			if (v2_enable(&root, "memory"))
+				return mp_errf(err, -1, errno,
+					       "cannot enable the memory controller for the children of '%s'",
+					       root.path);
+			if (mp_v2_has_controller(&h, "mempressure"))
+				v2_enable(&root, "mempressure");
+		}
 		if (make_child(&root, name, &r->cg, &r->created, err))
 			return -1;
 		if (h.version == MP_CG_V1) {
@@ -388,6 +411,11 @@ static int setup_cgroups(struct run *r, struct mp_err *err)
 	r->engine_cg = r->cg;
 	if (o->hog && r->created) {
 		/* leaves, so that OOM kills are counted apart */
+		if (r->cg.hier.version == MP_CG_V2 &&
+		    v2_enable(&r->cg, "memory"))
+			return mp_errf(err, -1, errno,
+				       "cannot enable the memory controller for the children of '%s'",
+				       r->cg.path);
 		if (make_child(&r->cg, "engine", &r->engine_cg,
 			       &r->engine_created, err) ||
 		    make_child(&r->cg, "hog", &r->hog_cg, &r->hog_created,
