@@ -215,3 +215,39 @@ stress_cgroups() {
 		assert_output --partial -- "$o"
 	done
 }
+
+@test "mempressure_test: the fixed RFC test frees on request without OOM" {
+	requires root memcg
+	local dir bin=$ROOT/build/mempressure_test
+	[ -x "$bin" ] || skip "build/mempressure_test not built"
+	dir=$(make_memcg mpt 96M)
+	run bash -c 'echo $$ > "$1/cgroup.procs"; exec "$2" --threads 2 --duration 3s' \
+		sh "$dir" "$bin"
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	assert_output --partial "emulated shrinker (memcg)"
+	assert_line --regexp '^TOTAL: allocated [0-9]+ chunks, reclaimed [1-9][0-9]* chunks'
+	assert_output --partial "short 0"
+	run awk '$1 == "oom_kill" { print $2 }' "$dir/memory.oom_control"
+	[ "$output" = 0 ]
+}
+
+@test "mempressure_test: SIGINT ends it with the totals, bad options give 64" {
+	requires root memcg
+	local dir bin=$ROOT/build/mempressure_test out=$BATS_TEST_TMPDIR/mpt.out
+	[ -x "$bin" ] || skip "build/mempressure_test not built"
+	dir=$(make_memcg mptint 64M)
+	bash -c 'echo $$ > "$1/cgroup.procs"; exec "$2" --threads 1' \
+		sh "$dir" "$bin" > "$out" 2>&1 &
+	local pid=$! rc=0
+	MP_PIDS+=("$pid")
+	sleep 1.5
+	kill -INT "$pid"
+	wait_exit "$pid" 10 || rc=$?
+	[ "$rc" -eq 0 ]
+	grep -q '^TOTAL: allocated' "$out"
+	run "$bin" --threads 0
+	[ "$status" -eq 64 ]
+	run "$bin" --bogus
+	[ "$status" -eq 64 ]
+}

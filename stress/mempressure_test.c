@@ -93,6 +93,22 @@ static void die(const char *what, const struct mp_err *err)
 	exit(err && err->status ? err->status : 1);
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: mempressure_test [--threads N] [--chunk SIZE] "
+		"[--max-chunks N]\n"
+		"                        [--duration TIME] [--cgroup PATH] "
+		"[--backend B]\n"
+		"                        [--emulate] [--verbose]\n");
+}
+
+static void die64(const char *what)
+{
+	fprintf(stderr, "mempressure_test: %s\n", what);
+	usage(stderr);
+	exit(64);
+}
+
 static void *alloc_thread(void *arg)
 {
 	int idx = (int)(intptr_t)arg;
@@ -120,6 +136,9 @@ static void *reclaim_thread(void *arg)
 	int ret;
 
 	(void)arg;
+	/* first in line when a request comes; harmless without privilege */
+	pthread_setschedparam(pthread_self(), SCHED_FIFO,
+			      &(struct sched_param){ .sched_priority = 1 });
 	while (!__atomic_load_n(&t.stop, __ATOMIC_RELAXED)) {
 		if (poll(&pfd, 1, 50) <= 0)
 			continue;
@@ -151,15 +170,6 @@ static void *reclaim_thread(void *arg)
 	return NULL;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: mempressure_test [--threads N] [--chunk SIZE] "
-		"[--max-chunks N]\n"
-		"                        [--duration TIME] [--cgroup PATH] "
-		"[--backend B]\n"
-		"                        [--emulate] [--verbose]\n");
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -177,6 +187,8 @@ int main(int argc, char **argv)
 	struct mp_shrinker_cfg cfg = {
 		.backend = MP_BACKEND_AUTO,
 		.chunk_size = 1 << 20,
+		/* the emulator answers before the allocators reach the limit */
+		.policy = { .rt_priority = 1 },
 	};
 	struct mp_chunk_pool_cfg pcfg = { 0 };
 	long long threads = 2, maxc = 0;
@@ -194,27 +206,27 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 't':
 			if (mp_parse_long(optarg, 1, 1024, &threads))
-				die("invalid thread count (1 to 1024)", NULL);
+				die64("invalid thread count (1 to 1024)");
 			break;
 		case 'c':
 			if (mp_parse_size(optarg, &cfg.chunk_size) ||
 			    cfg.chunk_size < 4096)
-				die("invalid chunk size (at least 4K)", NULL);
+				die64("invalid chunk size (at least 4K)");
 			break;
 		case 'm':
 			if (mp_parse_long(optarg, 1, 1LL << 32, &maxc))
-				die("invalid chunk count", NULL);
+				die64("invalid chunk count");
 			break;
 		case 'd':
 			if (mp_parse_duration(optarg, &duration))
-				die("invalid duration", NULL);
+				die64("invalid duration");
 			break;
 		case 'g':
 			cfg.cgroup = optarg;
 			break;
 		case 'b':
 			if (mp_backend_parse(optarg, &cfg.backend))
-				die("unknown backend", NULL);
+				die64("unknown backend");
 			break;
 		case 'e':
 			cfg.emulate = true;
