@@ -63,7 +63,7 @@ struct scenario {
 	int (*run)(const struct report_opts *o, const struct scenario *s,
 		   json_t **out, struct mp_err *err);
 	const char *stress_args[6];	/* extra "mpctl stress" arguments */
-	bool hog;			/* add a stress-ng vm hog of limit/4 */
+	int hog_pct;			/* a stress-ng vm hog, % of the limit */
 	bool needs_kernel_shrinker;	/* else skipped: same as "shrinker" */
 };
 
@@ -74,17 +74,17 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 
 static const struct scenario scenarios[] = {
 	{ "listen-latency",
-	  "mpctl listen --json on the cgroup of a stress run at 4x the "
-	  "limit: wake-up to line read latency", run_listen,
-	  { "--overcommit", "4", "--threads", "8" } },
+	  "mpctl listen --json on the cgroup of a stress run beside a "
+	  "stress-ng vm hog larger than the limit: wake-up to line read "
+	  "latency", run_listen, { NULL }, 110 },
 	{ "shrinker", "mpctl stress with the user-space shrinker",
 	  run_stress },
 	{ "hog", "mpctl stress beside an uncooperative stress-ng vm hog "
-	  "(limit/4) in the same cgroup", run_stress, { NULL }, true },
+	  "(limit/4) in the same cgroup", run_stress, { NULL }, 25 },
 	{ "overcommit", "mpctl stress at 4x the limit with 8 threads",
 	  run_stress, { "--overcommit", "4", "--threads", "8" } },
 	{ "emulated", "mpctl stress with the emulated shrinker on a kernel "
-	  "that has one", run_stress, { "--emulate" }, false, true },
+	  "that has one", run_stress, { "--emulate" }, 0, true },
 };
 
 #define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -366,9 +366,9 @@ static void stress_argv(const struct report_opts *o, const struct scenario *s,
 		a->argv[n++] = "--cgroup";
 		a->argv[n++] = (char *)cgroup;
 	}
-	if (s->hog) {
+	if (s->hog_pct) {
 		snprintf(a->hog, sizeof(a->hog), "--vm 1 --vm-bytes %" PRIu64
-			 "k --vm-keep", o->limit / 4 / 1024);
+			 "k --vm-keep", o->limit / 100 * s->hog_pct / 1024);
 		a->argv[n++] = "--hog";
 		a->argv[n++] = a->hog;
 	}
@@ -649,8 +649,6 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 				json_object_get(stress, "limit_bytes"));
 		json_object_set(doc, "peak_usage_bytes",
 				json_object_get(stress, "peak_usage_bytes"));
-		json_object_set(doc, "oom_kills",
-				json_object_get(stress, "oom_kills"));
 		json_object_set(doc, "exit_status",
 				json_object_get(stress, "exit_status"));
 		/* the stress document without its timeline (kept above) */
@@ -843,7 +841,7 @@ static json_t *run_scenario(const struct report_opts *o,
 	json_object_set_new(sc, "name", json_string(s->name));
 	json_object_set_new(sc, "description", json_string(s->description));
 	json_object_set_new(sc, "runs", runs);
-	if (s->hog && !have_stress_ng()) {
+	if (s->hog_pct && !have_stress_ng()) {
 		json_object_set_new(sc, "status", json_string("skipped"));
 		json_object_set_new(sc, "reason",
 				    json_string("stress-ng is not installed"));
