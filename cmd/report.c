@@ -1053,7 +1053,7 @@ static void print_compare(const json_t *cmp)
 	       json_string_value(json_object_get(cmp, "new_kernel")) ?: "?");
 	printf("%-15s %-18s %-6s %11s %11s %12s %8s %6s  %s\n", "scenario",
 	       "metric", "better", "base", "new", "delta", "delta%",
-	       "limit", "verdict");
+	       "thresh", "verdict");
 	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
 		const char *unit = json_string_value(json_object_get(row,
 								    "unit"));
@@ -1084,6 +1084,8 @@ static void print_compare(const json_t *cmp)
 	json_array_foreach(ms, i, row)
 		printf("scenario '%s' is missing from NEW\n",
 		       json_string_value(row));
+	printf("(medians; a verdict needs the closest samples to differ by "
+	       "more than thresh)\n");
 	printf("%lld regression(s), %lld improvement(s)\n",
 	       (long long)json_integer_value(json_object_get(cmp,
 							     "regressions")),
