@@ -167,7 +167,7 @@ jq -r '
 def mib: . / 1048576 | floor | tostring + " MiB";
 def mbs: . / 1000000 | floor | tostring + " MB/s";
 def us: . / 1000 | (. * 10 | floor) / 10 | tostring + " us";
-def pct: . * 100 | floor | tostring + " %";
+def pct: . * 1000 | floor | . / 10 | tostring + " %";
 "### Stress benchmark",
 "",
 "`\(.command)` (`make bench`), \(.date), kernel \(.kernel_release), load average \(.loadavg);",
