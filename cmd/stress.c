@@ -634,7 +634,8 @@ static void progress(struct run *r)
 	fmt_mib(s->usage, usage, sizeof(usage));
 	fmt_mib(r->limit, limit, sizeof(limit));
 	printf("\r\033[K%5.1fs held %s freed %" PRIu64 " requests %" PRIu64
-	       " events %" PRIu64 "/%" PRIu64 "/%" PRIu64 " usage %s/%s",
+	       " events l/m/c %" PRIu64 "/%" PRIu64 "/%" PRIu64
+	       " usage %s/%s",
 	       (double)s->t_ns / 1e9, held,
 	       __atomic_load_n(&r->shm->chunks.freed, __ATOMIC_RELAXED),
 	       s->requests, r->events[MP_LEVEL_LOW],
@@ -900,18 +901,18 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 	return doc;
 }
 
-static void print_summary(struct run *r)
+static void print_summary(struct run *r,
+			  const struct mp_shrinker_stats *ss)
 {
 	const struct stress_shared *s = r->shm;
 	const struct stress_opts *o = r->o;
 	char a[32], b[32], c[32];
 	double secs = seconds(r);
 
-	printf("mpctl stress: %s shrinker (%s) in %s, %s\n",
+	printf("mpctl stress: %s shrinker (%s) in %s, ended: %s\n",
 	       mp_shrinker_mode_name(mp_shrinker_mode(r->sh)),
 	       mp_backend_name(mp_shrinker_backend(r->sh)), r->cg.path,
 	       r->reason);
-	fmt_mib(o->chunk * o->threads, a, sizeof(a));
 	printf("  duration      %.1f s, %lld threads, chunk %" PRIu64
 	       " bytes\n", secs, o->threads, o->chunk);
 	fmt_mib(s->chunks.allocated * o->chunk, a, sizeof(a));
@@ -931,8 +932,11 @@ static void print_summary(struct run *r)
 	       s->latency.max / 1e3,
 	       mp_hist_quantile(&s->latency_chunk, 0.5) / 1e3);
 	printf("  events        low %" PRIu64 ", medium %" PRIu64
-	       ", critical %" PRIu64 "\n", r->events[MP_LEVEL_LOW],
+	       ", critical %" PRIu64, r->events[MP_LEVEL_LOW],
 	       r->events[MP_LEVEL_MEDIUM], r->events[MP_LEVEL_CRITICAL]);
+	if (mp_shrinker_emulated(r->sh))
+		printf("; usage thresholds %" PRIu64, ss->thresholds);
+	printf("\n");
 	fmt_mib(r->peak, a, sizeof(a));
 	fmt_mib(r->limit, b, sizeof(b));
 	fmt_mib(r->swap_end > r->swap_start ? r->swap_end - r->swap_start : 0,
@@ -1149,7 +1153,7 @@ static int stress(struct stress_opts *o)
 
 	doc = result_json(&r, &ss);
 	if (!o->json)
-		print_summary(&r);
+		print_summary(&r, &ss);
 	w = doc ? write_output(&r, doc) : -1;
 	json_decref(doc);
 	if (w == -2) {
