@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/utsname.h>
@@ -479,6 +480,11 @@ static int join_cgroup(const struct mp_cgroup *cg)
 static void child_signals(void)
 {
 	sigset_t none;
+
+	/* never outlive the parent, which alone removes the cgroup */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() == 1)
+		_exit(1);
 
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
