@@ -191,8 +191,12 @@ stress_cgroups() {
 	if grep -qw mempressure /proc/cgroups; then
 		skip "patched kernel: see the next test"
 	fi
+	local before
+	before=$(stress_cgroups)
 	mpctl stress --backend mempressure --duration 1s
 	[ "$status" -eq 69 ]
+	assert_line --index 0 --partial "mempressure"
+	[ "$before" = "$(stress_cgroups)" ]
 }
 
 @test "stress: kernel shrinker (patched kernel)" {

@@ -90,6 +90,7 @@ trap cleanup EXIT
 
 echo "stress.sh: reference rates" >&2
 "$B" alloc "$CHUNK" 2 > "$O/alloc.json"
+"$B" alloc "$CHUNK" 2 fault > "$O/alloc-fault.json"
 "$B" memset 1 > "$O/memset.json"
 "$B" free "$CHUNK" 200 > "$O/free.json"
 
@@ -117,7 +118,8 @@ for n in 1000 10000 100000 1000000; do
 	"$B" scale "$n" 64 >> "$O/scale.jsonl"
 done
 
-jq -n --slurpfile alloc "$O/alloc.json" --slurpfile mem "$O/memset.json" \
+jq -n --slurpfile alloc0 "$O/alloc.json" --slurpfile fault "$O/alloc-fault.json" \
+	--slurpfile mem "$O/memset.json" \
 	--slurpfile free "$O/free.json" --slurpfile m "$O/mpctl.json" \
 	--slurpfile scale <(jq -s . "$O/scale.jsonl") \
 	--arg cmd "$CMDLINE" --arg kernel "$(uname -r)" \
@@ -126,12 +128,19 @@ jq -n --slurpfile alloc "$O/alloc.json" --slurpfile mem "$O/memset.json" \
 	--argjson sng_kills "$SNG_KILLS" --argjson sng_peak "$SNG_PEAK" \
 	--argjson sng_ops "$SNG_OPS" --argjson limit "$LIMIT_BYTES" \
 	--argjson threads "$THREADS" --arg dur "$DURATION" '
+  # the best of the two ways of getting fresh pages is the reference
+  ([$alloc0[0], $fault[0]] | max_by(.bytes_per_s)) as $best |
+  { bytes_per_s: $best.bytes_per_s, method: $best.method } as $ref |
+  [$ref] as $alloc |
 {
   schema: { name: "mpctl-bench-stress", version: 1 },
   command: $cmd, date: $date, kernel_release: $kernel, loadavg: $load,
   limit_bytes: $limit, threads: $threads, duration: $dur,
   reference: {
     fresh_alloc_bytes_per_s: $alloc[0].bytes_per_s,
+    fresh_alloc_method: $alloc[0].method,
+    fresh_alloc_populate_bytes_per_s: $alloc0[0].bytes_per_s,
+    fresh_alloc_fault_bytes_per_s: $fault[0].bytes_per_s,
     memset_bytes_per_s: $mem[0].bytes_per_s,
     munmap_chunk_ns: $free[0].munmap_p50_ns,
     dontneed_chunk_ns: $free[0].dontneed_p50_ns
@@ -178,12 +187,13 @@ def pct: . * 1000 | floor | . / 10 | tostring + " %";
 "| OOM kills | \(.mpctl.oom_kills) | \(.stress_ng.oom_kills) |",
 "| peak usage / limit | \(.mpctl.peak_usage_bytes | mib) (\(.mpctl.peak_vs_limit | pct)) | \(.stress_ng.peak_usage_bytes | mib) (\(.stress_ng.peak_vs_limit | pct)) |",
 "| work done | \(.mpctl.chunks_freed) chunks freed on \(.mpctl.reclaim_requests) requests | \(.stress_ng.bogo_ops) bogo-ops |",
-"| allocation throughput | \(.mpctl.alloc_throughput_bytes_per_s | mbs) = \(.mpctl.alloc_vs_fresh | pct) of fresh-chunk rate, \(.mpctl.alloc_vs_memset | pct) of memset | |",
+"| allocation throughput | \(.mpctl.alloc_throughput_bytes_per_s | mbs) = \(.mpctl.alloc_vs_fresh | pct) of the fresh-chunk rate (best of the two below), \(.mpctl.alloc_vs_memset | pct) of memset | |",
 "| swap growth | \(.mpctl.swap_growth_bytes | mib) | |",
 "",
 "| reference (same run, one thread) | |",
 "|---|---|",
-"| fresh-chunk allocation (mmap + populate + write every page) | \(.reference.fresh_alloc_bytes_per_s | mbs) |",
+"| fresh-chunk allocation: mmap, MADV_POPULATE_WRITE, write every page | \(.reference.fresh_alloc_populate_bytes_per_s | mbs) |",
+"| fresh-chunk allocation: mmap, a page fault per page | \(.reference.fresh_alloc_fault_bytes_per_s | mbs) |",
 "| memset bandwidth | \(.reference.memset_bytes_per_s | mbs) |",
 "| munmap of one populated chunk (p50) | \(.reference.munmap_chunk_ns | us) |",
 "| MADV_DONTNEED of one populated chunk (p50) | \(.reference.dontneed_chunk_ns | us) |",

@@ -2,9 +2,11 @@
 /*
  * Micro-benchmarks for bench/stress.sh, each printing one JSON object:
  *
- *   stress_bench alloc  CHUNK SECONDS  fresh-chunk allocation rate: mmap,
- *                                      MADV_POPULATE_WRITE, write every
- *                                      page (munmap untimed), one thread
+ *   stress_bench alloc  CHUNK SECONDS [fault]
+ *                                      fresh-chunk allocation rate: mmap,
+ *                                      MADV_POPULATE_WRITE (or a page
+ *                                      fault each), write every page
+ *                                      (munmap untimed), one thread
  *   stress_bench memset SECONDS        memset bandwidth on a resident
  *                                      64 MiB buffer, one thread
  *   stress_bench free   CHUNK COUNT    cost of freeing one populated chunk
@@ -18,6 +20,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +42,8 @@ static uint64_t now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static bool by_fault;	/* fault every page in by writing it */
+
 static void *populate(uint64_t size)
 {
 	char *c = mmap(NULL, size, PROT_READ | PROT_WRITE,
@@ -49,7 +54,8 @@ static void *populate(uint64_t size)
 		perror("mmap");
 		exit(1);
 	}
-	if (madvise(c, size, MADV_POPULATE_WRITE) && errno != EINVAL) {
+	if (!by_fault && madvise(c, size, MADV_POPULATE_WRITE) &&
+	    errno != EINVAL) {
 		perror("madvise");
 		exit(1);
 	}
@@ -87,8 +93,9 @@ static int bench_alloc(uint64_t chunk, double secs)
 	for (i = 0; i < RING; i++)
 		if (ring[i])
 			munmap(ring[i], chunk);
-	return emit(json_pack("{s:s, s:I, s:I, s:I, s:f}",
+	return emit(json_pack("{s:s, s:s, s:I, s:I, s:I, s:f}",
 			      "bench", "alloc",
+			      "method", by_fault ? "fault" : "populate",
 			      "chunk_bytes", (json_int_t)chunk,
 			      "chunks", (json_int_t)n,
 			      "busy_ns", (json_int_t)busy,
@@ -239,14 +246,16 @@ static uint64_t size_arg(const char *s)
 
 int main(int argc, char **argv)
 {
-	if (argc == 4 && !strcmp(argv[1], "alloc"))
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "alloc")) {
+		by_fault = argc == 5 && !strcmp(argv[4], "fault");
 		return bench_alloc(size_arg(argv[2]), atof(argv[3]));
+	}
 	if (argc == 3 && !strcmp(argv[1], "memset"))
 		return bench_memset(atof(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "free"))
 		return bench_free(size_arg(argv[2]), atoi(argv[3]));
 	if (argc == 4 && !strcmp(argv[1], "scale"))
 		return bench_scale(size_arg(argv[2]), size_arg(argv[3]));
-	fprintf(stderr, "usage: stress_bench alloc CHUNK SECONDS | memset SECONDS | free CHUNK COUNT | scale N K\n");
+	fprintf(stderr, "usage: stress_bench alloc CHUNK SECONDS [fault] | memset SECONDS | free CHUNK COUNT | scale N K\n");
 	return 64;
 }
