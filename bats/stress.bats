@@ -135,7 +135,7 @@ stress_cgroups() {
 	[ "$before" = "$after" ]
 }
 
-@test "stress: a cgroup that is missing or not a cgroup is refused" {
+@test "stress: a missing cgroup, a non-cgroup, an unwritable output are refused" {
 	requires root memcg
 	local before
 	before=$(stress_cgroups)
@@ -145,6 +145,9 @@ stress_cgroups() {
 	mpctl stress --cgroup "$BATS_TEST_TMPDIR" --duration 1s
 	[ "$status" -eq 1 ]
 	assert_line --index 0 --partial "not a cgroup"
+	mpctl stress --output "$BATS_TEST_TMPDIR/no/such/dir.json" --duration 1s
+	[ "$status" -eq 1 ]
+	assert_line --index 0 --partial "cannot open"
 	[ "$before" = "$(stress_cgroups)" ]
 }
 

@@ -268,6 +268,7 @@ struct hog {
 
 struct run {
 	struct stress_opts *o;
+	FILE *out;			/* --output, opened before the run */
 	/* cgroups: the run's (limit), engine and hog leaves, mempressure */
 	struct mp_cgroup cg, engine_cg, hog_cg, mp_cg;
 	bool created, engine_created, hog_created, mp_created;
@@ -964,14 +965,10 @@ static int write_output(struct run *r, json_t *doc)
 
 	if (r->o->json && mp_json_emit(stdout, doc, r->o->pretty))
 		return -1;
-	if (!r->o->output)
+	if (!r->out)
 		return 0;
-	f = fopen(r->o->output, "w");
-	if (!f) {
-		cmd_error("cannot open '%s': %s", r->o->output,
-			  strerror(errno));
-		return -2;
-	}
+	f = r->out;
+	r->out = NULL;
 	if (mp_json_emit(f, doc, true) || fclose(f)) {
 		cmd_error("cannot write '%s': %s", r->o->output,
 			  strerror(errno));
@@ -1062,6 +1059,15 @@ static int stress(struct stress_opts *o)
 	if (check_limits(o, &err))
 		return err.status == MP_EXIT_USAGE ?
 		       cmd_usage_error("%s", err.msg) : cmd_fail(&err);
+	/* an output that cannot be written fails before the run, not after */
+	if (o->output) {
+		r.out = fopen(o->output, "we");
+		if (!r.out) {
+			cmd_error("cannot open '%s': %s", o->output,
+				  strerror(errno));
+			return mp_status_for_errno(errno);
+		}
+	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -1190,6 +1196,10 @@ out:
 	remove_cgroups(&r);
 	stress_shared_free(r.shm);
 	free(r.tl);
+	if (r.out) {
+		fclose(r.out);
+		unlink(o->output);	/* the run never got to write it */
+	}
 	if (r.sfd >= 0)
 		close(r.sfd);
 	if (r.tfd >= 0)
