@@ -294,9 +294,8 @@ static void panel(FILE *f, const json_t *sc, const json_t *run,
 	size_t i;
 	int j;
 
-	tmax = tl->n ? nice_ceil(tl->t[tl->n - 1]) : 1;
-	if (tl->n && tl->t[tl->n - 1] > 0 && tmax > tl->t[tl->n - 1] * 1.6)
-		tmax = tl->t[tl->n - 1];
+	/* the run's own length: panels of runs cut short stay readable */
+	tmax = tl->n && tl->t[tl->n - 1] > 0 ? tl->t[tl->n - 1] : 1;
 	fprintf(f, "<g class=\"scenario\" id=\"scenario-");
 	xml_puts(f, name);
 	fprintf(f, "\">\n<text x=\"%d\" y=\"%.1f\" font-size=\"15\" "
