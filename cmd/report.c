@@ -417,10 +417,24 @@ static int run_stress(const struct report_opts *o, const struct scenario *s,
 	if (pid < 0)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot run 'mpctl stress'");
-	while (buf_read(&b, fd) > 0)
-		;
-	close(fd);
+	/* a run that hangs is killed: three times its duration and 30 s */
 	deadline = now_mono() + o->duration_ns * 3 + 30000000000ULL;
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		uint64_t now = now_mono();
+		int n;
+
+		if (now >= deadline) {
+			kill(pid, SIGKILL);
+			break;
+		}
+		n = poll(&pfd, 1, (int)((deadline - now) / 1000000) + 1);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && buf_read(&b, fd) <= 0)
+			break;
+	}
+	close(fd);
 	status = wait_child(pid, deadline);
 	*out = b.data ? parse_doc(b.data) : NULL;
 	free(b.data);
