@@ -18,6 +18,13 @@
 #   -N DIR      build NEW_KVER with the series in DIR (KPATCH_SERIES_DIR of
 #               the harness): e.g. the series plus a test-only patch that
 #               delays or drops notifications, which --compare must catch
+#   -R          the regression demo: NEW_KVER is built with its series plus
+#               a test-only patch (written by this script) that drops three
+#               shrinker requests out of four; --compare must exit 1.
+#               "compare-kernels.sh -R 6.12 6.12" compares the kernel with
+#               itself so broken. The harness's tree of NEW_KVER is left
+#               with that series: "make kernel KVER=..." puts the real one
+#               back (only the files the series touches are rebuilt)
 #
 # For each kernel, the harness of kernel-patch/kernel.mk builds the kernel
 # and its initramfs ("make kernel initramfs KVER=..."). This script then
@@ -49,12 +56,13 @@ scen=()
 out=$top/build/compare
 build=1
 new_series=
+regress=0
 
 msg() { printf 'compare-kernels: %s\n' "$*" >&2; }
 die() { msg "$*"; exit 2; }
 usage() { sed -n '4,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 
-while getopts d:r:t:s:o:BN:h opt; do
+while getopts d:r:t:s:o:BN:Rh opt; do
 	case $opt in
 	d) duration=$OPTARG ;;
 	r) repeat=$OPTARG ;;
@@ -63,6 +71,7 @@ while getopts d:r:t:s:o:BN:h opt; do
 	o) out=$OPTARG ;;
 	B) build=0 ;;
 	N) new_series=$(cd "$OPTARG" && pwd) ;;
+	R) regress=1 ;;
 	*) usage ;;
 	esac
 done
@@ -73,6 +82,48 @@ new=${2:-6.12}
 
 mpctl=$top/build/mpctl
 mkdir -p "$out"
+
+# --- -R: the series of NEW_KVER and a test-only patch that loses requests ---
+if [ "$regress" = 1 ]; then
+	[ -z "$new_series" ] || die "-R and -N exclude each other"
+	ls "$top/kernel-patch/$new"/0*.patch >/dev/null 2>&1 ||
+		die "no series in kernel-patch/$new: -R breaks the kernel's shrinker"
+	new_series=$out/series-$new-test
+	rm -rf "$new_series"
+	mkdir -p "$new_series"
+	cp "$top/kernel-patch/$new"/0*.patch "$new_series/"
+	cat >"$new_series/0999-test-only-drop-shrinker-requests.patch" <<'PATCH'
+From: mpctl compare-kernels.sh <mpctl@example.org>
+Subject: [TEST ONLY] mm: mempressure: drop three shrinker requests out of four
+
+Never for a real kernel: the regression "compare-kernels.sh -R" builds so
+that "mpctl report --compare" shows it catches a kernel that loses reclaim
+requests. The chunks are taken off the shrinker's count as before, but
+only one request in four reaches the program.
+---
+ mm/mempressure.c | 7 +++++++
+ 1 file changed, 7 insertions(+)
+
+diff --git a/mm/mempressure.c b/mm/mempressure.c
+--- a/mm/mempressure.c
++++ b/mm/mempressure.c
+@@ -260,6 +260,13 @@ static void mpc_shrink(struct mempressure *mpc, u64 request)
+ 		if (!l->chunks)
+ 			l->carry = 0;
+ 
++		/* test only: drop three reclaim requests out of four */
++		{
++			static atomic_t drops = ATOMIC_INIT(0);
++
++			if (atomic_inc_return(&drops) % 4)
++				continue;
++		}
+ 		mpc_shrinker_deliver(l, nr);
+ 	}
+ }
+PATCH
+	msg "-R: '$new_series' is the series of $new and a test-only patch"
+fi
 command -v qemu-system-x86_64 >/dev/null ||
 	die "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
 command -v cpio >/dev/null || die "cpio missing"
