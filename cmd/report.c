@@ -63,8 +63,8 @@ struct scenario {
 	int (*run)(const struct report_opts *o, const struct scenario *s,
 		   json_t **out, struct mp_err *err);
 	const char *stress_args[6];	/* extra "mpctl stress" arguments */
-	int hog_pct;			/* a stress-ng vm hog, % of the limit */
-	bool needs_kernel_shrinker;	/* else skipped: same as "shrinker" */
+	int hog_pct;		/* a stress-ng vm hog, % of the limit */
+	bool needs_kernel_shrinker;	/* else skipped */
 };
 
 static int run_stress(const struct report_opts *o, const struct scenario *s,
@@ -187,8 +187,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->threshold = strtod(arg, &end);
 		if (errno || end == arg || *end || !isfinite(o->threshold) ||
 		    o->threshold < 0)
-			argp_error(state, "invalid threshold '%s': a percentage "
-				   "of 0 or more", arg);
+			argp_error(state, "invalid threshold '%s': a "
+				   "percentage of 0 or more", arg);
 		break;
 	case OPT_SVG:
 		o->svg = arg;

@@ -453,7 +453,8 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 		mp_json_path(cur, "system.kernel_release")));
 	json_object_set_new(doc, "rows", rows);
 	json_object_set_new(doc, "missing_scenarios", missing);
-	json_object_set_new(doc, "regressions", json_integer((json_int_t)worse));
+	json_object_set_new(doc, "regressions",
+			    json_integer((json_int_t)worse));
 	json_object_set_new(doc, "improvements",
 			    json_integer((json_int_t)better));
 	return doc;

@@ -66,6 +66,12 @@ struct timeline {
 	bool have[S_NR];
 };
 
+/* a number member, 0 when absent */
+static double member_num(const json_t *obj, const char *key)
+{
+	return json_number_value(json_object_get(obj, key));
+}
+
 static void xml_puts(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
@@ -386,7 +392,8 @@ static void panel(FILE *f, const json_t *sc, const json_t *run,
 	legend(f, LEFT + 60, ev.y + 16, S_MEDIUM, "medium");
 	legend(f, LEFT + 130, ev.y + 16, S_CRITICAL, "critical");
 	if (tl->have[S_EVENTS])
-		legend(f, LEFT + 200, ev.y + 16, S_EVENTS, "events (all levels)");
+		legend(f, LEFT + 200, ev.y + 16, S_EVENTS,
+		       "events (all levels)");
 	/* time axis under the last plot, at the grid lines */
 	bw = nice_ceil(tmax / 10);
 	for (m = 0; m <= tmax + bw / 1000; m += bw)
@@ -497,13 +504,10 @@ int mp_html_report(FILE *f, const json_t *report, struct mp_err *err)
 			xml_puts(f, key);
 			fprintf(f, "</td><td>%g</td><td>%g</td><td>%g</td>"
 				"<td>%g</td><td>%lld</td></tr>\n",
-				json_number_value(json_object_get(s, "median")),
-				json_number_value(json_object_get(s, "min")),
-				json_number_value(json_object_get(s, "max")),
-				json_number_value(json_object_get(s,
-								  "spread_pct")),
-				(long long)json_integer_value(
-					json_object_get(s, "n")));
+				member_num(s, "median"), member_num(s, "min"),
+				member_num(s, "max"),
+				member_num(s, "spread_pct"),
+				(long long)member_num(s, "n"));
 		}
 		fputs("</table>\n", f);
 	}
