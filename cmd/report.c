@@ -722,13 +722,13 @@ static json_t *kernel_config(const char *release)
 
 		if (nl)
 			*nl = '\0';
+		val = strchr(line, '=');
 		if (!strncmp(line, "# CONFIG_", 9) &&
 		    strstr(line, " is not set")) {
 			name = line + 2;
 			*strchr(name, ' ') = '\0';
 			val = "n";
-		} else if (!strncmp(line, "CONFIG_", 7) &&
-			   (val = strchr(line, '='))) {
+		} else if (!strncmp(line, "CONFIG_", 7) && val) {
 			*val++ = '\0';
 		} else {
 			continue;
