@@ -3,12 +3,15 @@
  * A pool of reclaimable chunks, as a shrinker client holds them.
  *
  * One FIFO list per allocator thread, each with its own lock. Allocating
- * maps a chunk (or reuses an emptied range), faults every page in with
- * MADV_POPULATE_WRITE, writes every page and appends it to the thread's
- * list. Freeing gives the pages back with MADV_DONTNEED (or munmap()). Reclaiming n chunks takes the oldest chunks round-robin over the
- * lists, unlinking them under the list's lock in O(1) each, and unmaps
- * them after dropping the lock: the cost is O(n + lists), independent of
- * how many chunks are held, and no lock is held across munmap()/free().
+ * takes an address range (from one reservation mapped at the start, or a
+ * new mapping), faults every page in with MADV_POPULATE_WRITE, writes
+ * every page and appends the chunk to the thread's list. Reclaiming n
+ * chunks takes the oldest chunks round-robin over the lists, unlinking
+ * them under the list's lock in O(1) each, and gives their pages back with
+ * MADV_DONTNEED (adjacent chunks in one call) after dropping the lock: the
+ * cost is O(n + lists), independent of how many chunks are held, and no
+ * lock is held across madvise()/munmap()/free(). Emptied ranges are
+ * reused, so that the allocators never take mmap_lock for writing.
  */
 #ifndef MP_CHUNKS_H
 #define MP_CHUNKS_H
