@@ -347,12 +347,41 @@ static int emul_request(struct mp_shrinker *sh, int level)
 	return usage > sh->high_bytes ? 2 : usage > target ? 1 : 0;
 }
 
+/*
+ * Without usage thresholds (cgroup2, or v1 with high off) usage is
+ * sampled all the time: every interval_ns while it is well under the
+ * early-warning level, every 10 ms within 15 % of the limit under it.
+ */
+static int watch_ms(struct mp_shrinker *sh)
+{
+	uint64_t usage = ST_GET(sh, usage_bytes);
+	double high = sh->pol.high > 0 ? sh->pol.high : sh->pol.target;
+
+	if ((double)usage >= (high - 0.15) * (double)sh->ms.limit)
+		return 10;
+	return (int)((sh->pol.interval_ns + 999999) / 1000000);
+}
+
+/* The sampling period now, in ms; -1 for none. */
+static int sample_ms(struct mp_shrinker *sh, int state)
+{
+	/* above high: look again soon, a request may not be enough */
+	if (state == 2)
+		return MP_EMUL_FAST_MS;
+	if (sh->thresh_efd < 0 && sh->ms.limited)
+		/* no early warning from the kernel: watch usage */
+		return watch_ms(sh);
+	if (state || now_ns() - sh->last_event_ns < sh->pol.linger_ns)
+		return (int)((sh->pol.interval_ns + 999999) / 1000000);
+	return -1;
+}
+
 static void *emul_thread(void *arg)
 {
 	struct mp_shrinker *sh = arg;
 	struct epoll_event evs[4];
-	int i, n, timeout, state = 0;
-	uint64_t v;
+	uint64_t v, now, next = 0;
+	int i, n, ms, timeout, state = 0;
 
 	if (sh->pol.rt_priority > 0) {
 		struct sched_param sp = { .sched_priority = sh->pol.rt_priority };
@@ -360,24 +389,26 @@ static void *emul_thread(void *arg)
 		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	}
 	for (;;) {
-		/* above high: look again soon, a request may not be enough */
-		timeout = -1;
-		if (state == 2)
-			timeout = MP_EMUL_FAST_MS;
-		else if (state ||
-			 now_ns() - sh->last_event_ns < sh->pol.linger_ns)
-			timeout = (int)((sh->pol.interval_ns + 999999) /
-					1000000);
+		/*
+		 * Samples are due by the clock, not by idleness: the pipe
+		 * wakes us up for every chunk the allocators account.
+		 */
+		ms = sample_ms(sh, state);
+		now = now_ns();
+		if (ms < 0) {
+			next = 0;
+			timeout = -1;
+		} else {
+			if (!next || next > now + (uint64_t)ms * 1000000ULL)
+				next = now + (uint64_t)ms * 1000000ULL;
+			timeout = next > now ?
+				  (int)((next - now + 999999) / 1000000) : 0;
+		}
 		n = epoll_wait(sh->emul_epfd, evs, 4, timeout);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
-		}
-		if (!n) {
-			ST_ADD(sh, samples, 1);
-			state = emul_request(sh, -1);
-			continue;
 		}
 		for (i = 0; i < n; i++) {
 			switch (evs[i].data.u32) {
@@ -391,6 +422,7 @@ static void *emul_thread(void *arg)
 					ST_ADD(sh, thresholds, 1);
 					sh->last_event_ns = now_ns();
 					state = emul_request(sh, -1);
+					next = 0;
 				}
 				break;
 			case W_SOURCE: {
@@ -408,9 +440,15 @@ static void *emul_thread(void *arg)
 				ST_ADD(sh, events[ev.level], 1);
 				sh->last_event_ns = now_ns();
 				state = emul_request(sh, ev.level);
+				next = 0;
 				break;
 			}
 			}
+		}
+		if (next && now_ns() >= next) {
+			ST_ADD(sh, samples, 1);
+			state = emul_request(sh, -1);
+			next = 0;
 		}
 	}
 	return NULL;

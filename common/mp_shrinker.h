@@ -50,7 +50,10 @@
  * On every pressure event and every usage-threshold event, and then by
  * sampling (every 2 ms while usage is above high * limit, every
  * interval_ns while it is above target * limit, and for linger_ns after
- * the last event), the emulator computes
+ * the last event), the emulator computes (where no usage threshold can be
+ * registered, cgroup2 or high < 0, usage is sampled all the time: every
+ * interval_ns, every 10 ms from (high - 0.15) * limit, every 2 ms above
+ * high * limit)
  *
  *   want  = ceil((usage - target * limit) / chunk_size)
  *           - chunks asked for in the last 10 ms (still being freed)

@@ -151,6 +151,14 @@ int stress_engine_run(const struct stress_engine_cfg *cfg)
 	int i, started = 0, ret = 0;
 
 	pthread_mutex_init(&e.err_lock, NULL);
+	/*
+	 * At the limit the page cache is what reclaim takes: the reclaim
+	 * thread must not have to fault its own code back in, charged to the
+	 * cgroup that is out of memory, before it can free anything. Lock
+	 * what is mapped now, before the chunks' reservation exists.
+	 */
+	if (!cfg->no_mlock)
+		mlockall(MCL_CURRENT);
 	e.pool = mp_chunks_new(&pcfg, &cfg->shm->chunks);
 	args = calloc(cfg->threads, sizeof(*args));
 	thr = calloc(cfg->threads, sizeof(*thr));

@@ -45,6 +45,7 @@ struct stress_engine_cfg {
 	struct mp_shrinker *sh;	/* registered shrinker (or a client) */
 	struct stress_shared *shm;
 	int reclaim_nice;	/* nice of the reclaim thread (0: unchanged) */
+	bool no_mlock;		/* do not mlockall(MCL_CURRENT) at the start */
 	int reclaim_rt;		/* >0: SCHED_FIFO priority, else (or if that
 				 * is not permitted) reclaim_nice */
 };

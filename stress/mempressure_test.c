@@ -65,6 +65,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -253,6 +254,8 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 
+	/* our code stays resident at the limit, where reclaim takes it */
+	mlockall(MCL_CURRENT);
 	if (mp_shrinker_open(&cfg, &t.sh, &err))
 		die("cannot register the shrinker", &err);
 	/* a bounded footprint (bug 4) */
