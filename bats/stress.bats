@@ -258,3 +258,25 @@ stress_cgroups() {
 	run "$bin" --bogus
 	[ "$status" -eq 64 ]
 }
+
+@test "stress: emulation by sampling alone (--high off, as on cgroup2)" {
+	requires root memcg jq
+	local out=$BATS_TEST_TMPDIR/noth.json
+	run -0 --separate-stderr "$MPCTL_BIN" stress --high off --duration 3s \
+		--json
+	echo "$output" > "$out"
+	jq -e '.events.thresholds == 0 and .events.samples > 50' "$out"
+	jq -e '.emulation_policy.high == null' "$out"
+	jq -e '.oom_kills == 0 and .chunks_freed > 0' "$out"
+}
+
+@test "stress: emulation over PSI for a v1 memcg" {
+	requires root memcg psi jq
+	local out=$BATS_TEST_TMPDIR/psi.json
+	run -0 --separate-stderr "$MPCTL_BIN" stress --backend psi \
+		--duration 3s --json
+	echo "$output" > "$out"
+	jq -e '.backend == "psi" and .shrinker == "emulated"' "$out"
+	jq -e '.oom_kills == 0 and .chunks_freed > 0' "$out"
+	assert_cgroup_gone "$out"
+}
