@@ -303,6 +303,18 @@ int main(int argc, char **argv)
 		check(mount("none", path, "cgroup", 0, "memory,mempressure") &&
 		      errno == EINVAL, "co-mount with memory: EINVAL");
 		umount(path);
+
+		/* mounting all controllers leaves mempressure out */
+		if (mount("none", path, "cgroup", 0, NULL)) {
+			printf("ok %d - # SKIP all-controllers mount: %s\n",
+			       ++nr_tests, strerror(errno));
+		} else {
+			strcat(path, "/mempressure.level");
+			check(access(path, F_OK),
+			      "all-controllers mount leaves mempressure out");
+			*strrchr(path, '/') = '\0';
+			umount(path);
+		}
 		rmdir(path);
 	}
 	rmdir(cg);
