@@ -15,10 +15,12 @@ load /usr/lib/bats/bats-assert/load
 MP_CG=/sys/fs/cgroup
 MP_V2=$MP_CG/unified
 MP_BIN=/mpctl/bin
+# shellcheck disable=SC2034 # used by the suites
 MP_IN_CG=$BATS_TEST_DIRNAME/in-cg.sh
 PATH=$MP_BIN:$PATH
 
 # run with a trace on stderr that bats shows only for failing tests
+# shellcheck disable=SC2154 # status and output are set by run
 mp_run() {
 	run "$@"
 	echo "$* (status=$status)" >&2
@@ -63,11 +65,16 @@ mp_kconfig() {
 	zcat /proc/config.gz | grep -qx "CONFIG_$1=y"
 }
 
+# mp_is_mounted DIR: busybox has no mountpoint(1)
+mp_is_mounted() {
+	awk -v d="$1" '$2 == d { f = 1 } END { exit !f }' /proc/mounts
+}
+
 # mp_v1_mount NAME OPTS: mount a v1 hierarchy at /sys/fs/cgroup/NAME
 mp_v1_mount() {
 	local dir=$MP_CG/$1
 	mkdir -p "$dir"
-	mountpoint -q "$dir" || mount -t cgroup -o "$2" none "$dir"
+	mp_is_mounted "$dir" || mount -t cgroup -o "$2" none "$dir"
 }
 
 # remove every child cgroup below DIR, deepest first, killing what is in them
@@ -89,7 +96,7 @@ mp_cg_rmtree() {
 # controllers are back in cgroup2's root
 mp_v1_umount() {
 	local dir=$MP_CG/$1
-	mountpoint -q "$dir" || return 0
+	mp_is_mounted "$dir" || return 0
 	mp_cg_rmtree "$dir"
 	umount "$dir"
 	rmdir "$dir" 2>/dev/null || true
@@ -98,8 +105,7 @@ mp_v1_umount() {
 # mp_v2_enable CONTROLLER: make it usable by children of the cgroup2 root;
 # a controller just released from v1 takes a moment to come back
 mp_v2_enable() {
-	local i
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		if grep -qw "$1" $MP_V2/cgroup.controllers; then
 			echo "+$1" >$MP_V2/cgroup.subtree_control && return 0
 		fi
@@ -111,8 +117,7 @@ mp_v2_enable() {
 
 # mp_wait_file FILE [TENTHS]: wait for FILE to exist
 mp_wait_file() {
-	local i
-	for i in $(seq "${2:-100}"); do
+	for _ in $(seq "${2:-100}"); do
 		[ -e "$1" ] && return 0
 		sleep 0.1
 	done
@@ -121,8 +126,7 @@ mp_wait_file() {
 
 # mp_wait_line FILE REGEX [TENTHS]: wait for a line in FILE
 mp_wait_line() {
-	local i
-	for i in $(seq "${3:-100}"); do
+	for _ in $(seq "${3:-100}"); do
 		grep -qE "$2" "$1" 2>/dev/null && return 0
 		sleep 0.1
 	done
@@ -139,8 +143,7 @@ mp_hog() {
 # mp_wait_content FILE WANT [TENTHS]: wait until FILE reads exactly WANT
 # (removals of registrations happen in a work item, shortly after the close)
 mp_wait_content() {
-	local i
-	for i in $(seq "${3:-50}"); do
+	for _ in $(seq "${3:-50}"); do
 		[ "$(cat "$1")" = "$2" ] && return 0
 		sleep 0.1
 	done

@@ -7,6 +7,8 @@
 # hog is in that memcg and in the mempressure cgroup under test, as the
 # two controllers cannot be co-mounted.
 
+# BG_PIDS is set in setup() and each test, in the same subshell
+# shellcheck disable=SC2030,SC2031
 load helpers
 
 MP=$MP_CG/mempressure
@@ -73,7 +75,7 @@ hog() {
 	mkdir -p "$MP_CG/both"
 	mp_run mount -t cgroup -o memory,mempressure none "$MP_CG/both"
 	assert_failure
-	mountpoint -q "$MP_CG/both" && umount "$MP_CG/both"
+	! mp_is_mounted "$MP_CG/both" || umount "$MP_CG/both"
 	rmdir "$MP_CG/both"
 }
 
@@ -96,7 +98,7 @@ hog() {
 	done
 	wait "${BG_PIDS[-1]}" || true
 	grep -qE '^(medium|oom)$' "$BATS_TEST_TMPDIR/seen" ||
-		fail "mempressure.level never left low: $(sort | uniq -c <"$BATS_TEST_TMPDIR/seen")"
+		fail "mempressure.level never left low: $(sort "$BATS_TEST_TMPDIR/seen" | uniq -c)"
 }
 
 @test "v1: no level event without pressure" {
@@ -164,7 +166,9 @@ hog() {
 	echo "requested bytes: 4K shrinker $a, 1M shrinker $b" >&2
 	[ "$a" -gt 0 ] || fail "the 4K shrinker got no request"
 	[ "$b" -gt 0 ] || fail "the 1M shrinker got no request"
-	! grep -q '^over' "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"
+	if grep -q '^over' "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b"; then
+		fail "a shrinker was asked for more than it held"
+	fi
 	# proportional shares: neither gets more than 4 times the other
 	# (one chunk of slack for the coarse one)
 	[ "$a" -le $((4 * b + 1048576)) ] && [ "$b" -le $((4 * a + 1048576)) ] ||

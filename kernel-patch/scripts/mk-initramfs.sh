@@ -53,7 +53,7 @@ chmod 1777 "$root/tmp" "$root/var/tmp"
 # busybox first, the real programs below override its applets
 cp /bin/busybox "$root/usr/bin/busybox"
 for a in $(/bin/busybox --list); do
-	ln -sf busybox "$root/usr/bin/$a"
+	[ "$a" = busybox ] || ln -sf busybox "$root/usr/bin/$a"
 done
 rm -f "$root/usr/bin/bash"
 cp /bin/bash-static "$root/usr/bin/bash"
