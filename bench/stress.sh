@@ -93,6 +93,7 @@ echo "stress.sh: reference rates" >&2
 "$B" alloc "$CHUNK" 2 fault > "$O/alloc-fault.json"
 "$B" memset 1 > "$O/memset.json"
 "$B" free "$CHUNK" 200 > "$O/free.json"
+"$B" free-busy "$CHUNK" 200 "$THREADS" > "$O/free-busy.json"
 
 echo "stress.sh: mpctl stress, $DURATION at $LIMIT" >&2
 "$MPCTL" stress --chunk "$CHUNK" --threads "$THREADS" --duration "$DURATION" \
@@ -121,6 +122,7 @@ done
 jq -n --slurpfile alloc0 "$O/alloc.json" --slurpfile fault "$O/alloc-fault.json" \
 	--slurpfile mem "$O/memset.json" \
 	--slurpfile free "$O/free.json" --slurpfile m "$O/mpctl.json" \
+	--slurpfile fbusy "$O/free-busy.json" \
 	--slurpfile scale <(jq -s . "$O/scale.jsonl") \
 	--arg cmd "$CMDLINE" --arg kernel "$(uname -r)" \
 	--arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
@@ -143,7 +145,8 @@ jq -n --slurpfile alloc0 "$O/alloc.json" --slurpfile fault "$O/alloc-fault.json"
     fresh_alloc_fault_bytes_per_s: $fault[0].bytes_per_s,
     memset_bytes_per_s: $mem[0].bytes_per_s,
     munmap_chunk_ns: $free[0].munmap_p50_ns,
-    dontneed_chunk_ns: $free[0].dontneed_p50_ns
+    dontneed_chunk_ns: $free[0].dontneed_p50_ns,
+    munmap_chunk_busy_ns: $fbusy[0].munmap_p50_ns
   },
   mpctl: {
     backend: $m[0].backend, shrinker: $m[0].shrinker,
@@ -155,6 +158,7 @@ jq -n --slurpfile alloc0 "$O/alloc.json" --slurpfile fault "$O/alloc-fault.json"
     reclaim_latency_per_chunk_p50_ns: $m[0].reclaim_latency_per_chunk.p50_ns,
     reclaim_latency_per_chunk_p99_ns: $m[0].reclaim_latency_per_chunk.p99_ns,
     reclaim_vs_munmap: ($m[0].reclaim_latency_per_chunk.p50_ns / $free[0].munmap_p50_ns),
+    reclaim_vs_munmap_busy: ($m[0].reclaim_latency_per_chunk.p50_ns / $fbusy[0].munmap_p50_ns),
     reclaim_latency_p50_ns: $m[0].reclaim_latency.p50_ns,
     reclaim_latency_p99_ns: $m[0].reclaim_latency.p99_ns,
     reclaim_latency_max_ns: $m[0].reclaim_latency.max_ns,
@@ -197,10 +201,11 @@ def pct: . * 1000 | floor | . / 10 | tostring + " %";
 "| memset bandwidth | \(.reference.memset_bytes_per_s | mbs) |",
 "| munmap of one populated chunk (p50) | \(.reference.munmap_chunk_ns | us) |",
 "| MADV_DONTNEED of one populated chunk (p50) | \(.reference.dontneed_chunk_ns | us) |",
+"| munmap of one chunk while \(.threads) threads allocate, as the engine frees (p50) | \(.reference.munmap_chunk_busy_ns | us) |",
 "",
 "| reclaim response (read request to chunks freed) | |",
 "|---|---|",
-"| per chunk p50 / p99 | \(.mpctl.reclaim_latency_per_chunk_p50_ns | us) / \(.mpctl.reclaim_latency_per_chunk_p99_ns | us) = \(.mpctl.reclaim_vs_munmap * 100 | floor / 100)x munmap |",
+"| per chunk p50 / p99 | \(.mpctl.reclaim_latency_per_chunk_p50_ns | us) / \(.mpctl.reclaim_latency_per_chunk_p99_ns | us) = \(.mpctl.reclaim_vs_munmap * 100 | floor / 100)x munmap alone, \(.mpctl.reclaim_vs_munmap_busy * 100 | floor / 100)x munmap among allocators |",
 "| per request p50 / p99 / max | \(.mpctl.reclaim_latency_p50_ns | us) / \(.mpctl.reclaim_latency_p99_ns | us) / \(.mpctl.reclaim_latency_max_ns | us) |",
 "",
 "| freeing k = 64 of n chunks | upstream loop (slots scanned) | mp_chunks |",

@@ -11,6 +11,9 @@
  *                                      64 MiB buffer, one thread
  *   stress_bench free   CHUNK COUNT    cost of freeing one populated chunk
  *                                      with munmap and with MADV_DONTNEED
+ *   stress_bench free-busy CHUNK COUNT THREADS
+ *                                      the same with THREADS allocating
+ *                                      in the same process meanwhile
  *   stress_bench scale  N K            time to free K chunks out of N:
  *                                      the upstream loop (scan every slot
  *                                      from 0, a mutex per slot) against
@@ -161,6 +164,53 @@ static int bench_free(uint64_t chunk, int count)
 			      "dontneed_p50_ns", (json_int_t)dn[count / 2]));
 }
 
+static int busy_stop;
+static uint64_t busy_chunk;
+
+/* An allocator like the engine's: populate, write, unmap, again. */
+static void *busy_thread(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&busy_stop, __ATOMIC_RELAXED))
+		munmap(populate(busy_chunk), busy_chunk);
+	return NULL;
+}
+
+/*
+ * The same as bench_free, while threads of the same process allocate:
+ * the conditions the engine's reclaim thread works in (TLB shootdowns to
+ * the allocators' CPUs, contention on the page allocator).
+ */
+static int bench_free_busy(uint64_t chunk, int count, int threads)
+{
+	pthread_t thr[64];
+	uint64_t *um = calloc(count, sizeof(*um)), t0;
+	int i;
+
+	busy_chunk = chunk;
+	if (threads > 64)
+		threads = 64;
+	for (i = 0; i < threads; i++)
+		pthread_create(&thr[i], NULL, busy_thread, NULL);
+	for (i = 0; i < count; i++) {
+		void *c = populate(chunk);
+
+		t0 = now();
+		munmap(c, chunk);
+		um[i] = now() - t0;
+	}
+	__atomic_store_n(&busy_stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < threads; i++)
+		pthread_join(thr[i], NULL);
+	qsort(um, count, sizeof(*um), cmp_u64);
+	return emit(json_pack("{s:s, s:I, s:I, s:I, s:I}",
+			      "bench", "free-busy",
+			      "chunk_bytes", (json_int_t)chunk,
+			      "count", (json_int_t)count,
+			      "threads", (json_int_t)threads,
+			      "munmap_p50_ns", (json_int_t)um[count / 2]));
+}
+
 /* The upstream test's reclaim loop, unchanged but for its end condition. */
 static uint64_t upstream_reclaim(void **chunks, pthread_mutex_t *locks,
 				 size_t num, uint64_t n)
@@ -254,8 +304,11 @@ int main(int argc, char **argv)
 		return bench_memset(atof(argv[2]));
 	if (argc == 4 && !strcmp(argv[1], "free"))
 		return bench_free(size_arg(argv[2]), atoi(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "free-busy"))
+		return bench_free_busy(size_arg(argv[2]), atoi(argv[3]),
+				       atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "scale"))
 		return bench_scale(size_arg(argv[2]), size_arg(argv[3]));
-	fprintf(stderr, "usage: stress_bench alloc CHUNK SECONDS [fault] | memset SECONDS | free CHUNK COUNT | scale N K\n");
+	fprintf(stderr, "usage: stress_bench alloc CHUNK SECONDS [fault] | memset SECONDS | free CHUNK COUNT | free-busy CHUNK COUNT THREADS | scale N K\n");
 	return 64;
 }
