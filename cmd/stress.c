@@ -444,8 +444,9 @@ static int setup_cgroups(struct run *r, struct mp_err *err)
 					       strlen(name), &r->mp_cg,
 					       &r->mp_created, err))
 					return -1;
-			} else if (mp_cgroup_resolve(&mh, o->cgroup, &r->mp_cg,
-						     err)) {
+			} else if (mp_cgroup_resolve(&mh, r->cg.path,
+						     &r->mp_cg, err)) {
+				/* the same path in the mempressure hierarchy */
 				return -1;
 			}
 			r->have_mp_cg = true;
