@@ -65,6 +65,8 @@ struct stress_opts {
 	long long reclaim_nice;
 	long long rt_priority;
 	long long reclaim_rt;
+	bool no_assist;
+	bool no_throttle;
 };
 
 enum {
@@ -75,6 +77,8 @@ enum {
 	OPT_NICE,
 	OPT_RT,
 	OPT_RECLAIM_RT,
+	OPT_NO_ASSIST,
+	OPT_NO_THROTTLE,
 };
 
 static const struct argp_option options[] = {
@@ -93,6 +97,10 @@ static const struct argp_option options[] = {
 	  0 },
 	{ "emulate", OPT_EMULATE, NULL, 0,
 	  "emulate the shrinker even on a patched kernel", 0 },
+	{ "no-assist", OPT_NO_ASSIST, NULL, 0,
+	  "kernel shrinker alone, without the usage early warning", 0 },
+	{ "no-throttle", OPT_NO_THROTTLE, NULL, 0,
+	  "cgroup2: no memory.high on the transient cgroup", 0 },
 	{ "cgroup", 'c', "PATH", 0,
 	  "run in this existing cgroup instead of a transient one "
 	  "('/' pressures the whole host)", 0 },
@@ -176,6 +184,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_EMULATE:
 		o->emulate = true;
+		break;
+	case OPT_NO_ASSIST:
+		o->no_assist = true;
+		break;
+	case OPT_NO_THROTTLE:
+		o->no_throttle = true;
 		break;
 	case 'c':
 		if (!*arg)
@@ -273,6 +287,7 @@ struct run {
 	struct mp_cgroup cg, engine_cg, hog_cg, mp_cg;
 	bool created, engine_created, hog_created, mp_created;
 	bool have_mp_cg;
+	uint64_t high_bytes;		/* cgroup2 memory.high, 0 if none */
 	struct mp_shrinker *sh;
 	struct mp_source *src;		/* event counting, kernel shrinker */
 	uint64_t events[MP_LEVEL_NR];
@@ -408,6 +423,15 @@ static int setup_cgroups(struct run *r, struct mp_err *err)
 					       r->cg.path);
 			if (mp_cg_has_file(&r->cg, "memory.swap.max"))
 				mp_cg_write(&r->cg, "memory.swap.max", "0");
+			/*
+			 * Above memory.high the kernel throttles the
+			 * allocators instead of killing them: halfway between
+			 * the early warning and the limit, it buys the
+			 * shrinker time on a slow machine.
+			 */
+			if (!o->no_throttle)
+				cg_write_u64(&r->cg, "memory.high",
+					     r->high_bytes);
 		}
 	}
 	r->engine_cg = r->cg;
@@ -784,7 +808,9 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 	size_t i;
 
 	uname(&un);
-	params = json_pack("{s:I, s:I, s:I, s:I, s:f, s:s, s:b, s:o, s:o}",
+	bool policy_on = mp_shrinker_emulated(r->sh) || ss->limit_bytes;
+
+	params = json_pack("{s:I, s:I, s:I, s:I, s:f, s:s, s:b, s:b, s:o, s:o}",
 			   "chunk_bytes", (json_int_t)o->chunk,
 			   "threads", (json_int_t)o->threads,
 			   "duration_ns", (json_int_t)o->duration_ns,
@@ -793,10 +819,11 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 			   "backend", o->backend == MP_BACKEND_AUTO ? "auto" :
 			   mp_backend_name(o->backend),
 			   "emulate", o->emulate,
+			   "assist", !o->no_assist,
 			   "cgroup", o->cgroup ? json_string(o->cgroup) :
 			   json_null(),
 			   "hog", o->hog ? json_string(o->hog) : json_null());
-	if (mp_shrinker_emulated(r->sh)) {
+	if (policy_on) {
 		struct mp_emul_policy p = {
 			.target = o->target, .high = o->high,
 		};
@@ -820,7 +847,9 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 	json_object_set_new(doc, "shrinker", json_string(
 		mp_shrinker_mode_name(mp_shrinker_mode(r->sh))));
 	json_object_set_new(doc, "emulation_policy", policy);
-	json_object_set_new(doc, "emulator", mp_shrinker_emulated(r->sh) ?
+	json_object_set_new(doc, "early_warning", json_boolean(
+		!mp_shrinker_emulated(r->sh) && policy_on));
+	json_object_set_new(doc, "emulator", policy_on ?
 		json_pack("{s:I, s:I, s:I, s:I, s:I}",
 			  "requests", (json_int_t)ss->requests,
 			  "chunks_requested", (json_int_t)ss->chunks_requested,
@@ -830,6 +859,11 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 	json_object_set_new(doc, "kernel_release", json_string(un.release));
 	json_object_set_new(doc, "cgroup", json_string(r->cg.path));
 	json_object_set_new(doc, "transient_cgroup", json_boolean(r->created));
+	json_object_set_new(doc, "memory_high_bytes",
+			    r->created && r->cg.hier.version == MP_CG_V2 &&
+			    !o->no_throttle ?
+			    json_integer((json_int_t)r->high_bytes) :
+			    json_null());
 	json_object_set_new(doc, "duration_ns",
 			    json_integer((json_int_t)(r->end_ns - r->start_ns)));
 	json_object_set_new(doc, "exit_reason", json_string(r->reason));
@@ -1089,12 +1123,22 @@ static int stress(struct stress_opts *o)
 		cmd_error("cannot set up the run: %s", strerror(errno));
 		goto out;
 	}
+	{
+		double hi = o->high > 0 ? o->high : o->high < 0 ?
+			    (o->target > 0 ? o->target : MP_EMUL_TARGET) :
+			    MP_EMUL_HIGH;
+
+		r.high_bytes = (uint64_t)((1.0 + hi) / 2 * (double)o->limit);
+	}
 	if (setup_cgroups(&r, &err)) {
 		ret = cmd_fail(&err);
 		goto out;
 	}
 	scfg.cgroup = r.have_mp_cg ? r.mp_cg.dir : r.cg.dir[0] ? r.cg.dir :
 		      "/";
+	/* kernel shrinker: the usage early warning beside it, unless told */
+	scfg.assist = !o->no_assist && r.cg.dir[0];
+	scfg.usage_cgroup = r.cg.dir[0] ? r.cg.dir : NULL;
 	if (mp_shrinker_open(&scfg, &r.sh, &err)) {
 		ret = cmd_fail(&err);
 		goto out;

@@ -35,7 +35,11 @@ struct mp_shrinker {
 	uint64_t chunk;
 	int efd;		/* request eventfd (v1, emulated), else -1 */
 	int fd;			/* mempressure.shrinker, or the pipe's write end */
-	int epfd;		/* v2: epoll around fd, POLLIN on POLLPRI */
+	int epfd;		/* epoll around the request fds, POLLIN on a
+				 * request (v2: the file's POLLPRI) */
+	int afd;		/* kernel mode: early-warning requests */
+	bool assist;		/* this process runs the early warning */
+	struct mp_cgroup ucg;	/* where usage and limit are read */
 	bool client;
 	bool close_fds;
 	bool have_cg;
@@ -113,7 +117,7 @@ static struct mp_shrinker *sh_new(void)
 
 	if (!sh)
 		return NULL;
-	sh->efd = sh->fd = sh->epfd = -1;
+	sh->efd = sh->fd = sh->epfd = sh->afd = -1;
 	sh->pipe_r = sh->stop_efd = sh->thresh_efd = sh->emul_epfd = -1;
 	sh->ms.usage_fd = -1;
 	return sh;
@@ -213,11 +217,11 @@ static int register_threshold(struct mp_shrinker *sh, uint64_t bytes)
 	char path[PATH_MAX + 32], cmd[96];
 	int ufd, cfd, n, ret = -1;
 
-	snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", sh->cg.dir);
+	snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", sh->ucg.dir);
 	ufd = open(path, O_RDONLY | O_CLOEXEC);
 	if (ufd < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/cgroup.event_control", sh->cg.dir);
+	snprintf(path, sizeof(path), "%s/cgroup.event_control", sh->ucg.dir);
 	cfd = open(path, O_WRONLY | O_CLOEXEC);
 	if (cfd < 0)
 		goto out;
@@ -306,6 +310,20 @@ static uint64_t inflight(struct mp_shrinker *sh, uint64_t now)
 	return sum;
 }
 
+static bool level_floor_due(int level)
+{
+	return level > MP_LEVEL_LOW;
+}
+
+/* Whether the request eventfd still holds a count nobody has read. */
+static bool unread(struct mp_shrinker *sh)
+{
+	struct pollfd pfd = { .fd = sh->assist ? sh->afd : sh->efd,
+			      .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+}
+
 /*
  * The policy: chunks to ask for, from usage against the limit, and for an
  * event of a level (level >= 0) a floor of min_frac[level] of the counter.
@@ -326,20 +344,26 @@ static int emul_request(struct mp_shrinker *sh, int level)
 		want = (usage - target + sh->chunk - 1) / sh->chunk;
 	busy = inflight(sh, now);
 	want = want > busy ? want - busy : 0;
-	counter = ST_GET(sh, counter);
-	if (level >= 0)
+	/* the last request not even read yet: asking more only piles up */
+	if (want && !level_floor_due(level) && unread(sh))
+		want = 0;
+	/* the early warning of a kernel shrinker cannot see its counter */
+	counter = sh->assist ? UINT64_MAX : ST_GET(sh, counter);
+	if (level >= 0 && !sh->assist)
 		fl = (uint64_t)ceil(sh->pol.min_frac[level] * (double)counter);
 	n = want > fl ? want : fl;
 	if (n > counter)
 		n = counter;
 	if (n) {
-		ST_SET(sh, counter, counter - n);
+		if (!sh->assist)
+			ST_SET(sh, counter, counter - n);
 		ST_ADD(sh, requests, 1);
 		ST_ADD(sh, chunks_requested, n);
 		sh->recent_ns[sh->recent_i] = now;
 		sh->recent_n[sh->recent_i] = n;
 		sh->recent_i = (sh->recent_i + 1) % 8;
-		if (write(sh->efd, &n, sizeof(n)) != sizeof(n)) {
+		if (write(sh->assist ? sh->afd : sh->efd, &n, sizeof(n)) !=
+		    sizeof(n) && !sh->assist) {
 			/* eventfd full (cannot happen below 2^64 - 1) */
 			ST_ADD(sh, counter, n);
 		}
@@ -502,6 +526,7 @@ static int open_emulated(struct mp_shrinker *sh,
 	}
 	sh->backend = mp_source_backend(sh->src);
 	sh->have_cg = true;
+	sh->ucg = sh->cg;
 	if (mp_memstat_open(&sh->ms, &sh->cg))
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot read the memory usage of '%s'",
@@ -518,8 +543,8 @@ static int open_emulated(struct mp_shrinker *sh,
 	sh->pipe_r = pfd[0];
 	sh->fd = pfd[1];
 	fcntl(sh->pipe_r, F_SETFL, O_NONBLOCK);
-	if (sh->pol.high > 0 && sh->cg.hier.version == MP_CG_V1 &&
-	    sh->ms.limited && strcmp(sh->cg.path, "/"))
+	if (sh->pol.high > 0 && sh->ucg.hier.version == MP_CG_V1 &&
+	    sh->ms.limited && strcmp(sh->ucg.path, "/"))
 		register_thresholds(sh);
 	sh->high_bytes = sh->pol.high > 0 ?
 			 (uint64_t)(sh->pol.high * (double)sh->ms.limit) :
@@ -533,6 +558,81 @@ static int open_emulated(struct mp_shrinker *sh,
 	if (e)
 		return mp_errf(err, MP_EXIT_FAILURE, e,
 			       "cannot start the shrinker emulation");
+	sh->running = true;
+	return 0;
+}
+
+/* Add the early-warning eventfd to the epoll instance readers wait on. */
+static int attach_assist(struct mp_shrinker *sh, int afd, struct mp_err *err)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (sh->epfd < 0) {
+		/* v1: the kernel's eventfd and ours, behind one fd */
+		sh->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (sh->epfd < 0 ||
+		    epoll_ctl(sh->epfd, EPOLL_CTL_ADD, sh->efd, &ev))
+			return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
+	}
+	if (epoll_ctl(sh->epfd, EPOLL_CTL_ADD, afd, &ev))
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
+	sh->afd = afd;
+	return 0;
+}
+
+/*
+ * The kernel's shrinker asks from reclaim, through a work item after the
+ * reclaim window: in a cgroup of anonymous memory without swap, the OOM
+ * killer comes first. The early warning runs the emulation's usage policy
+ * beside it, its requests on a second eventfd (see mp_shrinker_read()).
+ */
+static int open_assist(struct mp_shrinker *sh,
+		       const struct mp_shrinker_cfg *cfg, struct mp_err *err)
+{
+	const char *path = cfg->usage_cgroup ? cfg->usage_cgroup : sh->cg.path;
+	struct mp_hier h;
+	int afd, e;
+
+	sh->pol = cfg->policy;
+	mp_emul_policy_defaults(&sh->pol);
+	if ((mp_find_v1("memory", &h) ||
+	     mp_cgroup_resolve(&h, path, &sh->ucg, NULL)) &&
+	    (mp_find_v2(&h) || mp_cgroup_resolve(&h, path, &sh->ucg, NULL)))
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "no memory cgroup '%s' for the shrinker's early warning",
+			       path);
+	if (mp_memstat_open(&sh->ms, &sh->ucg))
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot read the memory usage of '%s'",
+			       sh->ucg.path);
+	ST_SET(sh, limit_bytes, sh->ms.limit);
+	afd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sh->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sh->emul_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (afd < 0 || sh->stop_efd < 0 || sh->emul_epfd < 0) {
+		if (afd >= 0)
+			close(afd);
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot set up the shrinker's early warning");
+	}
+	if (attach_assist(sh, afd, err)) {
+		close(afd);
+		return -1;
+	}
+	sh->assist = true;
+	if (sh->pol.high > 0 && sh->ucg.hier.version == MP_CG_V1 &&
+	    sh->ms.limited)
+		register_thresholds(sh);
+	sh->high_bytes = sh->pol.high > 0 ?
+			 (uint64_t)(sh->pol.high * (double)sh->ms.limit) :
+			 (uint64_t)(sh->pol.target * (double)sh->ms.limit);
+	if (emul_watch(sh, sh->stop_efd, W_STOP) ||
+	    (sh->thresh_efd >= 0 && emul_watch(sh, sh->thresh_efd, W_THRESH)))
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_ctl");
+	e = pthread_create(&sh->thr, NULL, emul_thread, sh);
+	if (e)
+		return mp_errf(err, MP_EXIT_FAILURE, e,
+			       "cannot start the shrinker's early warning");
 	sh->running = true;
 	return 0;
 }
@@ -556,10 +656,13 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 	sh->close_fds = true;
 	if (cfg->backend == MP_BACKEND_MEMPRESSURE ||
 	    (cfg->backend == MP_BACKEND_AUTO && !cfg->emulate &&
-	     !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL)))
+	     !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL))) {
 		ret = open_kernel(sh, cfg, err);
-	else
+		if (!ret && cfg->assist)
+			ret = open_assist(sh, cfg, err);
+	} else {
 		ret = open_emulated(sh, cfg, err);
+	}
 	if (ret) {
 		mp_shrinker_close(sh);
 		return -1;
@@ -570,11 +673,11 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 
 int mp_shrinker_fd(const struct mp_shrinker *sh)
 {
-	return sh->mode == MP_SHRINKER_KERNEL_V2 ? sh->epfd : sh->efd;
+	return sh->epfd >= 0 ? sh->epfd : sh->efd;
 }
 
-int mp_shrinker_read(struct mp_shrinker *sh, uint64_t *chunks,
-		     struct mp_err *err)
+static int kernel_read(struct mp_shrinker *sh, uint64_t *chunks,
+		       struct mp_err *err)
 {
 	char buf[64];
 	ssize_t n;
@@ -602,6 +705,31 @@ int mp_shrinker_read(struct mp_shrinker *sh, uint64_t *chunks,
 		return 0;
 	return mp_errf(err, MP_EXIT_FAILURE, n < 0 ? errno : EIO,
 		       "cannot read the shrinker eventfd");
+}
+
+int mp_shrinker_read(struct mp_shrinker *sh, uint64_t *chunks,
+		     struct mp_err *err)
+{
+	uint64_t k = 0, a = 0;
+	int ret;
+
+	ret = kernel_read(sh, &k, err);
+	if (ret < 0)
+		return -1;
+	if (!ret)
+		k = 0;
+	if (sh->afd >= 0 && read(sh->afd, &a, sizeof(a)) == sizeof(a) && a) {
+		/*
+		 * The early warning asked without the kernel: lower the
+		 * kernel's counter as a request of its own would have.
+		 */
+		if (mp_shrinker_add(sh, -(int64_t)a, err))
+			return -1;
+	} else {
+		a = 0;
+	}
+	*chunks = k + a;
+	return *chunks ? 1 : 0;
 }
 
 int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
@@ -710,6 +838,8 @@ void mp_shrinker_close(struct mp_shrinker *sh)
 	close_fd(&sh->thresh_efd);
 	close_fd(&sh->emul_epfd);
 	close_fd(&sh->epfd);
+	if (sh->close_fds || sh->assist)
+		close_fd(&sh->afd);
 	if (sh->close_fds) {
 		close_fd(&sh->efd);
 		close_fd(&sh->fd);
@@ -742,12 +872,15 @@ const char *const *mp_shrinker_env(struct mp_shrinker *sh)
 		 mp_backend_name(sh->backend));
 	snprintf(sh->env[4], sizeof(sh->env[4]), "MPCTL_SHRINKER_ABI=%s",
 		 sh->mode == MP_SHRINKER_KERNEL_V2 ? "v2" : "v1");
+	snprintf(sh->env[5], sizeof(sh->env[5]), "MPCTL_SHRINKER_AFD=%d",
+		 sh->afd);
 	sh->envp[0] = sh->env[0];
 	sh->envp[1] = sh->env[1];
 	sh->envp[2] = sh->env[2];
 	sh->envp[3] = sh->env[3];
 	sh->envp[4] = sh->env[4];
-	sh->envp[5] = NULL;
+	sh->envp[5] = sh->afd >= 0 ? sh->env[5] : NULL;
+	sh->envp[6] = NULL;
 	return sh->envp;
 }
 
@@ -756,7 +889,7 @@ int mp_shrinker_setenv(struct mp_shrinker *sh, struct mp_err *err)
 	const char *const *env = mp_shrinker_env(sh);
 	int i;
 
-	for (i = 0; i < MP_SHRINKER_ENV_NR; i++) {
+	for (i = 0; i < MP_SHRINKER_ENV_NR && env[i]; i++) {
 		char name[64];
 		const char *eq = strchr(env[i], '=');
 
@@ -768,6 +901,7 @@ int mp_shrinker_setenv(struct mp_shrinker *sh, struct mp_err *err)
 	if (sh->mode != MP_SHRINKER_KERNEL_V2)
 		set_cloexec(sh->efd, false);
 	set_cloexec(sh->fd, false);
+	set_cloexec(sh->afd, false);
 	return 0;
 }
 
@@ -778,8 +912,10 @@ void mp_shrinker_unsetenv(struct mp_shrinker *sh)
 	unsetenv("MPCTL_SHRINKER_CHUNK");
 	unsetenv("MPCTL_SHRINKER_BACKEND");
 	unsetenv("MPCTL_SHRINKER_ABI");
+	unsetenv("MPCTL_SHRINKER_AFD");
 	set_cloexec(sh->efd, true);
 	set_cloexec(sh->fd, true);
+	set_cloexec(sh->afd, true);
 }
 
 int mp_shrinker_client(int efd, int fd, uint64_t chunk_size, int abi,
@@ -826,6 +962,7 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 	const char *e_chunk = getenv("MPCTL_SHRINKER_CHUNK");
 	const char *e_backend = getenv("MPCTL_SHRINKER_BACKEND");
 	const char *e_abi = getenv("MPCTL_SHRINKER_ABI");
+	const char *e_afd = getenv("MPCTL_SHRINKER_AFD");
 	enum mp_backend b = MP_BACKEND_MEMCG;
 	char *end;
 	long efd, fd;
@@ -861,6 +998,20 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 			       e_backend);
 	if (abi == 2)
 		b = MP_BACKEND_MEMPRESSURE;
-	return mp_shrinker_client((int)efd, (int)fd, chunk, abi, b, false,
-				  out, err);
+	if (mp_shrinker_client((int)efd, (int)fd, chunk, abi, b, false, out,
+			       err))
+		return -1;
+	/* the early warning beside a kernel shrinker, if handed down */
+	if (e_afd) {
+		long afd = strtol(e_afd, &end, 10);
+
+		if (*end || afd < 0 || fcntl((int)afd, F_GETFD) < 0 ||
+		    attach_assist(*out, (int)afd, err)) {
+			mp_shrinker_close(*out);
+			return mp_errf(err, MP_EXIT_USAGE, 0,
+				       "invalid MPCTL_SHRINKER_AFD '%s'",
+				       e_afd);
+		}
+	}
+	return 0;
 }

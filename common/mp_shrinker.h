@@ -121,6 +121,21 @@ struct mp_shrinker_cfg {
 	uint64_t chunk_size;	/* bytes, > 0 */
 	bool emulate;		/* force emulation even on a patched kernel */
 	struct mp_emul_policy policy;	/* emulation only; zero: defaults */
+	/*
+	 * Kernel shrinker only: also run the emulation's usage policy in
+	 * this process as an early warning (memcg v1 usage thresholds or
+	 * sampling). The kernel asks from reclaim, through a work item after
+	 * the reclaim window: in a cgroup of anonymous memory without swap
+	 * the OOM killer gets there first. Early-warning requests come on a
+	 * second eventfd behind the same mp_shrinker_fd(); mp_shrinker_read()
+	 * adds them to the kernel's and writes "-n" to the kernel for them,
+	 * as the kernel lowers its counter for its own requests.
+	 */
+	bool assist;
+	/* where usage and limit are read for assist (NULL: the same path as
+	 * cgroup, in the memory hierarchy): v1 mempressure cannot share a
+	 * hierarchy with memory */
+	const char *usage_cgroup;
 };
 
 enum mp_shrinker_mode {
@@ -206,14 +221,16 @@ void mp_shrinker_close(struct mp_shrinker *sh);
  *   MPCTL_SHRINKER_CHUNK    chunk size in bytes
  *   MPCTL_SHRINKER_BACKEND  mempressure, memcg or psi
  *   MPCTL_SHRINKER_ABI      v1 (kernel v1 and emulated) or v2
+ *   MPCTL_SHRINKER_AFD      early-warning eventfd beside a kernel
+ *                           shrinker (cfg.assist); absent otherwise
  *
  * mp_shrinker_setenv() sets them in the environment and clears FD_CLOEXEC
- * on the two fds so that an exec'd child inherits them;
+ * on the fds so that an exec'd child inherits them;
  * mp_shrinker_unsetenv() undoes both. mp_shrinker_env() gives the same
- * five "NAME=value" strings (valid until the shrinker is closed), for an
- * envp built by hand.
+ * "NAME=value" strings (five, six with assist; NULL-terminated, valid
+ * until the shrinker is closed), for an envp built by hand.
  */
-#define MP_SHRINKER_ENV_NR 5
+#define MP_SHRINKER_ENV_NR 6
 int mp_shrinker_setenv(struct mp_shrinker *sh, struct mp_err *err);
 void mp_shrinker_unsetenv(struct mp_shrinker *sh);
 const char *const *mp_shrinker_env(struct mp_shrinker *sh);
