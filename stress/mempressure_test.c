@@ -53,7 +53,13 @@
  *
  * Usage: mempressure_test [--threads N] [--chunk SIZE] [--max-chunks N]
  *                         [--duration TIME] [--cgroup PATH]
- *                         [--backend B] [--emulate] [--verbose]
+ *                         [--backend B] [--emulate] [--no-assist]
+ *                         [--verbose]
+ *
+ * With the kernel's shrinker, the usage early warning of common/'s
+ * emulation runs beside it (mp_shrinker.h, cfg.assist) unless --no-assist:
+ * the kernel asks from reclaim, after the reclaim window, and without swap
+ * the OOM killer can get there first.
  * Ctrl-C (or --duration) ends it; the totals are printed at the end.
  */
 #include <errno.h>
@@ -100,7 +106,7 @@ static void usage(FILE *f)
 		"[--max-chunks N]\n"
 		"                        [--duration TIME] [--cgroup PATH] "
 		"[--backend B]\n"
-		"                        [--emulate] [--verbose]\n");
+		"                        [--emulate] [--no-assist] [--verbose]\n");
 }
 
 static void die64(const char *what)
@@ -181,6 +187,7 @@ int main(int argc, char **argv)
 		{ "cgroup", required_argument, NULL, 'g' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "emulate", no_argument, NULL, 'e' },
+		{ "no-assist", no_argument, NULL, 'A' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -190,6 +197,8 @@ int main(int argc, char **argv)
 		.chunk_size = 1 << 20,
 		/* the emulator answers before the allocators reach the limit */
 		.policy = { .rt_priority = 1 },
+		/* a kernel shrinker gets the usage early warning beside it */
+		.assist = true,
 	};
 	struct mp_chunk_pool_cfg pcfg = { 0 };
 	long long threads = 2, maxc = 0;
@@ -202,7 +211,7 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	int c, i;
 
-	while ((c = getopt_long(argc, argv, "t:c:m:d:g:b:evh", opts,
+	while ((c = getopt_long(argc, argv, "t:c:m:d:g:b:eAvh", opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 't':
@@ -231,6 +240,9 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			cfg.emulate = true;
+			break;
+		case 'A':
+			cfg.assist = false;
 			break;
 		case 'v':
 			t.verbose = true;
