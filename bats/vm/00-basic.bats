@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 #
-# The harness itself: the kernel booted with our config, the tools work and
-# a memory cgroup under a small limit really produces pressure events.
+# The harness itself: the kernel booted with our config, the tools work,
+# PSI is there (70-v1-memcg.bats proves the pressure workload).
 
 load helpers
 
@@ -11,8 +11,7 @@ setup() {
 }
 
 teardown() {
-	mp_v1_umount memory
-	rmdir "$MP_V2/basic" 2>/dev/null || true
+	mp_v2_release
 }
 
 @test "kernel booted with the test configuration" {
@@ -46,37 +45,13 @@ teardown() {
 	grep -q '^/dev/zram0' /proc/swaps
 }
 
-@test "memcg v1 has memory.pressure_level and takes a limit" {
-	requires memcg
-	mp_v1_mount memory memory
-	[ -e "$MP_CG/memory/memory.pressure_level" ]
-	mkdir "$MP_CG/memory/basic"
-	echo 16M >"$MP_CG/memory/basic/memory.limit_in_bytes"
-	mp_run cat "$MP_CG/memory/basic/memory.limit_in_bytes"
-	assert_output 16777216
-}
-
 @test "PSI memory pressure files exist (global and cgroup2)" {
 	requires psi memcg
 	mp_run cat /proc/pressure/memory
 	assert_line --regexp '^some avg10=[0-9.]+ avg60=[0-9.]+ avg300=[0-9.]+ total=[0-9]+$'
 	assert_line --regexp '^full avg10=[0-9.]+ avg60=[0-9.]+ avg300=[0-9.]+ total=[0-9]+$'
 	mp_v2_enable memory
-	mkdir "$MP_V2/basic"
-	[ -r "$MP_V2/basic/memory.pressure" ]
-	[ -r "$MP_V2/basic/memory.current" ]
-}
-
-@test "a memcg v1 under a 32M limit delivers a low pressure_level event" {
-	requires memcg
-	mp_v1_mount memory memory
-	local cg=$MP_CG/memory/hog
-	mkdir "$cg"
-	echo 32M >"$cg/memory.limit_in_bytes"
-	mp_run mpvm evctl "$cg" memory.pressure_level low -t 60000 -n 1 -- \
-		"$MP_IN_CG" "$cg" -- stress-ng --vm 1 --vm-bytes 96M --vm-keep \
-		--timeout 30s --quiet
-	assert_success
-	assert_line registered
-	assert_line --regexp '^event [1-9]'
+	mkdir "$MP_V2/t-basic"
+	[ -r "$MP_V2/t-basic/memory.pressure" ]
+	[ -r "$MP_V2/t-basic/memory.current" ]
 }

@@ -10,6 +10,10 @@ setup() {
 	requires vm root
 }
 
+teardown() {
+	mp_v2_release
+}
+
 @test "kselftest test_mempressure builds" {
 	if [ -e /mpctl/kselftest-broken ]; then
 		fail "$(cat /mpctl/kselftest-broken)"
@@ -20,7 +24,8 @@ setup() {
 
 @test "kselftest test_mempressure passes" {
 	requires mempressure prog:test_mempressure
-	mp_v2_enable memory || true
+	mp_v2_enable memory
+	mp_v2_enable mempressure
 	mp_run test_mempressure
 	# KSFT_SKIP
 	[ "$status" != 4 ] || skip "test_mempressure skipped: ${lines[-1]}"

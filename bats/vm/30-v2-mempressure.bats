@@ -12,25 +12,18 @@ load helpers
 
 setup() {
 	requires vm root mempressure memcg
-	# the v1 suite unmounts its hierarchies; make sure of it
-	mp_v1_umount mempressure
-	mp_v1_umount memory
 	mp_v2_enable memory
 	mp_v2_enable mempressure
 	BG_PIDS=()
 }
 
 teardown() {
-	local p d
+	local p
 	for p in "${BG_PIDS[@]}"; do
 		kill -9 "$p" 2>/dev/null || true
 		wait "$p" 2>/dev/null || true
 	done
-	for d in "$MP_V2"/t-*; do
-		[ -d "$d" ] || continue
-		mp_cg_rmtree "$d"
-		rmdir "$d" 2>/dev/null || true
-	done
+	mp_v2_release
 }
 
 bg() {
@@ -143,7 +136,7 @@ hog() {
 	mp_run cat "$d/mempressure.shrinker"
 	assert_output "65536 1000"
 	hog "$d" 128M 15
-	kill -TERM "${BG_PIDS[0]}"
+	kill -TERM "${BG_PIDS[0]}" 2>/dev/null || true
 	wait "${BG_PIDS[0]}" || true
 	mp_run cat "$BATS_TEST_TMPDIR/s"
 	assert_line --regexp '^request [1-9]'
@@ -163,7 +156,7 @@ hog() {
 	assert_line "4096 4096"
 	assert_line "1048576 16"
 	hog "$d" 256M 20
-	kill -TERM "${BG_PIDS[@]}"
+	kill -TERM "${BG_PIDS[@]}" 2>/dev/null || true
 	wait "${BG_PIDS[@]}" || true
 	local a b
 	a=$(awk '/^request/ { s += $2 } END { print s * 4096 }' "$BATS_TEST_TMPDIR/a")
@@ -185,7 +178,7 @@ hog() {
 	bg "$BATS_TEST_TMPDIR/l" mpvm v2-level "$d" low -t 60000 -k
 	mp_run cat "$d/mempressure.shrinker"
 	assert_output "4096 10"
-	kill -9 "${BG_PIDS[@]}"
+	kill -9 "${BG_PIDS[@]}" 2>/dev/null || true
 	wait "${BG_PIDS[@]}" || true
 	mp_wait_content "$d/mempressure.shrinker" ""
 }
@@ -198,7 +191,7 @@ hog() {
 	rmdir "$d"
 	[ ! -e "$d" ]
 	sleep 1
-	kill -TERM "${BG_PIDS[@]}"
+	kill -TERM "${BG_PIDS[@]}" 2>/dev/null || true
 	wait "${BG_PIDS[@]}" || true
 	mkdir "$d"
 	mp_run cat "$d/mempressure.shrinker"

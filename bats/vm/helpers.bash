@@ -74,7 +74,14 @@ mp_is_mounted() {
 mp_v1_mount() {
 	local dir=$MP_CG/$1
 	mkdir -p "$dir"
-	mp_is_mounted "$dir" || mount -t cgroup -o "$2" none "$dir"
+	mp_is_mounted "$dir" && return 0
+	# EBUSY while cgroup2 children that used the controller are dying
+	for _ in $(seq 50); do
+		mount -t cgroup -o "$2" none "$dir" 2>/dev/null && return 0
+		echo 3 >/proc/sys/vm/drop_caches
+		sleep 0.2
+	done
+	mount -t cgroup -o "$2" none "$dir"
 }
 
 # remove every child cgroup below DIR, deepest first, killing what is in them
@@ -82,6 +89,9 @@ mp_cg_rmtree() {
 	local dir=$1 d p
 	[ -d "$dir" ] || return 0
 	find "$dir" -mindepth 1 -depth -type d | while read -r d; do
+		# v1 memcg: uncharge what is left, so the cgroup really goes away
+		[ ! -e "$d/memory.force_empty" ] ||
+			echo 0 >"$d/memory.force_empty" 2>/dev/null || true
 		for _ in 1 2 3 4 5 6 7 8 9 10; do
 			while read -r p; do
 				kill -9 "$p" 2>/dev/null || true
@@ -149,4 +159,31 @@ mp_wait_content() {
 	done
 	echo "'$1' reads '$(cat "$1")', not '$2'" >&2
 	return 1
+}
+
+# mp_v2_release: remove the cgroup2 test cgroups (t-*) and disable the
+# controllers the tests enabled, so that v1 suites can bind them later
+mp_v2_release() {
+	local d c
+	for d in "$MP_V2"/t-*; do
+		[ -d "$d" ] || continue
+		mp_cg_rmtree "$d"
+		for _ in $(seq 20); do
+			rmdir "$d" 2>/dev/null && break
+			sleep 0.1
+		done
+	done
+	for c in mempressure memory; do
+		grep -qw "$c" "$MP_V2/cgroup.subtree_control" || continue
+		echo "-$c" >"$MP_V2/cgroup.subtree_control" || true
+	done
+}
+
+# mp_ksft: after mp_run of a kselftest-style program: skip on KSFT_SKIP (4),
+# else pass only on 0 without a "not ok" line
+mp_ksft() {
+	# shellcheck disable=SC2154 # set by run
+	[ "$status" != 4 ] || skip "skipped by the program: ${lines[-1]:-}"
+	assert_success
+	refute_line --regexp '^not ok'
 }

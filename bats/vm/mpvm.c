@@ -444,9 +444,10 @@ static int cmd_ec(int argc, char **argv)
 
 	if (argc < 5)
 		return 1;
+	/* first, so that a "closed" fd number is not reused by it */
+	ec = open_in(argv[1], "cgroup.event_control", O_WRONLY);
 	efd = pick_fd(argv[1], argv[2]);
 	fd = pick_fd(argv[1], argv[3]);
-	ec = open_in(argv[1], "cgroup.event_control", O_WRONLY);
 	snprintf(line, sizeof(line), "%d %d %s", efd, fd, argv[4]);
 	report_write(ec, line);
 	return 0;

@@ -150,7 +150,7 @@ fi
 # kernel splats; the ignore list holds known-harmless lines, one ERE a line
 bad_re='WARNING:|BUG:|Oops|Kernel panic|possible circular locking|INFO: [a-z]|'
 bad_re+='KASAN:|kmemleak:|unreferenced object|UBSAN:|general protection fault|'
-bad_re+='Call Trace:|possible recursive locking|inconsistent lock state'
+bad_re+='possible recursive locking|inconsistent lock state|RCU stall|hung_task'
 ignore=$here/console-ignore.re
 splats=$(tr -d '\r' <"$console" | grep -E "$bad_re" |
 	grep -vEf <(grep -v '^#' "$ignore" | sed '/^$/d') || true)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# The test programs of kernel-patch/tests/ (see kernel-patch/README.md) on
+# cgroup v2: mp_abi (ABI checks, TAP) and mp_load (level events and shrinker
+# requests under real pressure).
+
+load helpers
+
+setup() {
+	requires vm root
+}
+
+teardown() {
+	mp_v2_release
+}
+
+@test "mp_abi v2" {
+	requires prog:mp_abi mempressure memcg
+	mp_v2_enable memory
+	mp_v2_enable mempressure
+	mp_run mp_abi v2 "$MP_V2"
+	mp_ksft
+}
+
+@test "mp_load v2: memory.max 32M" {
+	requires prog:mp_load mempressure memcg
+	mp_v2_enable memory
+	mp_v2_enable mempressure
+	local d=$MP_V2/t-load
+	mkdir "$d"
+	echo 32M >"$d/memory.max"
+	[ ! -e "$d/memory.swap.max" ] || echo 0 >"$d/memory.swap.max"
+	mp_run mp_load v2 "$d" - 64 60
+	mp_ksft
+}
