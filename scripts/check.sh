@@ -7,7 +7,8 @@
 #
 # Environment: MPCTL_VM=0 skips the VM suite; KERNEL_VERSIONS (default
 # "6.1 6.12") and VM_DEBUG (default 1: lockdep, KASAN, list debugging)
-# choose the kernels. TAP goes to build/tap/.
+# choose the kernels; MPCTL_KERNEL_CACHE (default /var/cache/mpctl-kernels)
+# keeps the kernel trees across clones. TAP goes to build/tap/.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -30,6 +31,17 @@ vm_ok() {
 
 if [ $host_only = 0 ]; then
 	if why=$(vm_ok); then
+		# kernel trees are cached outside the clone, keyed by their inputs
+		# (build-kernel.sh's stamps), so a fresh clone on this machine
+		# reuses them; MPCTL_KERNEL_CACHE= (empty) keeps them in build/
+		cache=${MPCTL_KERNEL_CACHE-/var/cache/mpctl-kernels}
+		if [ -n "$cache" ] && mkdir -p "$cache" 2>/dev/null; then
+			for v in ${KERNEL_VERSIONS:-6.1 6.12}; do
+				[ -e "build/linux-$v" ] && [ ! -L "build/linux-$v" ] && continue
+				mkdir -p "$cache/linux-$v"
+				ln -sfn "$cache/linux-$v" "build/linux-$v"
+			done
+		fi
 		for v in ${KERNEL_VERSIONS:-6.1 6.12}; do
 			echo "== VM suite, patched $v (DEBUG=${VM_DEBUG:-1})"
 			log=$tapdir/vm-$v.log
