@@ -280,3 +280,28 @@ stress_cgroups() {
 	jq -e '.oom_kills == 0 and .chunks_freed > 0' "$out"
 	assert_cgroup_gone "$out"
 }
+
+@test "stress: a run killed with SIGKILL leaves a cgroup the next run removes" {
+	requires root memcg
+	local root pid i
+	root=$(memcg_root)
+	"$MPCTL_BIN" stress --duration 60s --limit 64M --threads 1 >/dev/null 2>&1 &
+	pid=$!
+	MP_PIDS+=("$pid")
+	for i in $(seq 50); do
+		[ -d "$root/mpctl-stress-$pid" ] && break
+		sleep 0.1
+	done
+	sleep 1
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || true
+	[ -d "$root/mpctl-stress-$pid" ]
+	# the engine dies with its parent
+	for i in $(seq 50); do
+		[ -z "$(cat "$root/mpctl-stress-$pid/cgroup.procs")" ] && break
+		sleep 0.1
+	done
+	mpctl stress --duration 1s --limit 64M --threads 1
+	assert_success
+	[ ! -d "$root/mpctl-stress-$pid" ]
+}

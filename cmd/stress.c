@@ -11,6 +11,7 @@
  * shared memory, so that they survive the engine being OOM-killed.
  */
 #include <argp.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -366,6 +367,49 @@ static int v2_enable(const struct mp_cgroup *cg, const char *ctrl)
 	return mp_cg_write(cg, "cgroup.subtree_control", word);
 }
 
+/*
+ * A run killed with SIGKILL cannot remove its transient cgroup: remove
+ * those of runs whose process is gone, when nothing runs in them.
+ */
+static void remove_stale(const struct mp_cgroup *root)
+{
+	static const char *const leaves[] = { "engine", "hog" };
+	char buf[64];
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(root->dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct mp_cgroup cg, leaf;
+		char *end;
+		long pid;
+		size_t i;
+
+		if (strncmp(de->d_name, "mpctl-stress-", 13))
+			continue;
+		pid = strtol(de->d_name + 13, &end, 10);
+		if (*end || pid <= 0 || !kill((pid_t)pid, 0) || errno != ESRCH)
+			continue;
+		cg = *root;
+		snprintf(cg.dir, sizeof(cg.dir), "%s/%s", root->dir,
+			 de->d_name);
+		for (i = 0; i < 2; i++) {
+			leaf = cg;
+			snprintf(leaf.dir, sizeof(leaf.dir), "%s/%s", cg.dir,
+				 leaves[i]);
+			if (!mp_cg_read(&leaf, "cgroup.procs", buf,
+					sizeof(buf)) && !buf[0])
+				rmdir(leaf.dir);
+		}
+		if (!mp_cg_read(&cg, "cgroup.procs", buf, sizeof(buf)) &&
+		    !buf[0])
+			rmdir(cg.dir);
+	}
+	closedir(d);
+}
+
 static int setup_cgroups(struct run *r, struct mp_err *err)
 {
 	struct stress_opts *o = r->o;
@@ -393,6 +437,7 @@ static int setup_cgroups(struct run *r, struct mp_err *err)
 	} else {
 		if (mp_cgroup_resolve(&h, "/", &root, err))
 			return -1;
+		remove_stale(&root);
 		snprintf(name, sizeof(name), "mpctl-stress-%d", (int)getpid());
 		if (h.version == MP_CG_V2) {
 			/* the limit needs memory in the root's subtree */
@@ -463,6 +508,8 @@ static int setup_cgroups(struct run *r, struct mp_err *err)
 			if (!strcmp(mh.mnt, h.mnt)) {
 				r->mp_cg = r->cg;
 			} else if (r->created) {
+				if (!mp_cgroup_resolve(&mh, "/", &root, NULL))
+					remove_stale(&root);
 				if (mp_cgroup_resolve(&mh, "/", &root, err) ||
 				    make_child(&root, r->cg.dir +
 					       strlen(r->cg.dir) -
