@@ -17,6 +17,13 @@ assert_cgroup_gone() {
 	}
 }
 
+# memcg NAME LIMIT: make_memcg in this shell (a $(...) subshell would lose
+# the record teardown removes it by), the directory in $dir
+memcg() {
+	make_memcg "$1" "$2" >/dev/null
+	dir=$(memcg_root)/$MP_RUN_ID-$1
+}
+
 # names of transient stress cgroups present now
 stress_cgroups() {
 	local root
@@ -154,7 +161,7 @@ stress_cgroups() {
 @test "stress: an unwritable cgroup is refused with 77" {
 	requires root memcg
 	local dir
-	dir=$(make_memcg ro 64M)
+	memcg ro 64M
 	# a non-root user cannot write cgroup.procs
 	command -v setpriv >/dev/null || skip "no setpriv"
 	run setpriv --reuid=65534 --regid=65534 --clear-groups \
@@ -167,7 +174,7 @@ stress_cgroups() {
 @test "stress: --cgroup runs in an existing cgroup and leaves it in place" {
 	requires root memcg jq
 	local dir out=$BATS_TEST_TMPDIR/own.json
-	dir=$(make_memcg own 96M)
+	memcg own 96M
 	run -0 --separate-stderr "$MPCTL_BIN" stress --cgroup "$dir" \
 		--duration 3s --threads 2 --json
 	echo "$output" > "$out"
@@ -227,7 +234,7 @@ stress_cgroups() {
 	requires root memcg
 	local dir bin=$ROOT/build/mempressure_test
 	[ -x "$bin" ] || skip "build/mempressure_test not built"
-	dir=$(make_memcg mpt 96M)
+	memcg mpt 96M
 	run bash -c 'echo $$ > "$1/cgroup.procs"; exec "$2" --threads 2 --duration 3s' \
 		sh "$dir" "$bin"
 	echo "$output" >&2
@@ -243,7 +250,7 @@ stress_cgroups() {
 	requires root memcg
 	local dir bin=$ROOT/build/mempressure_test out=$BATS_TEST_TMPDIR/mpt.out
 	[ -x "$bin" ] || skip "build/mempressure_test not built"
-	dir=$(make_memcg mptint 64M)
+	memcg mptint 64M
 	bash -c 'echo $$ > "$1/cgroup.procs"; exec "$2" --threads 1' \
 		sh "$dir" "$bin" > "$out" 2>&1 &
 	local pid=$! rc=0
