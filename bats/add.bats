@@ -37,6 +37,12 @@ teardown_file() {
 	done
 }
 
+# the fillers' files take memory on a tmpfs (the VM's /tmp): gone first
+teardown() {
+	rm -f "$BATS_TEST_TMPDIR/fill"
+	mp_cleanup
+}
+
 # shrinker_cg NAME LIMIT: a memory cgroup with LIMIT and, on a kernel with
 # the mempressure controller, the cgroup of the same name there (both
 # removed in teardown). $SCG is the name for --cgroup, $SCG_DIRS the

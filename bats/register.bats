@@ -39,6 +39,12 @@ teardown_file() {
 	done
 }
 
+# the fillers' files take memory on a tmpfs (the VM's /tmp): gone first
+teardown() {
+	rm -f "$BATS_TEST_TMPDIR/fill"
+	mp_cleanup
+}
+
 # shrinker_cg NAME LIMIT: a memory cgroup with LIMIT and, on a kernel with
 # the mempressure controller, the cgroup of the same name there (both
 # removed in teardown). $SCG is the name for --cgroup, $SCG_DIRS the
@@ -145,8 +151,10 @@ setup() {
 
 @test "register: COMMAND inherits the two registration fds and no other" {
 	requires root
-	# the fds a command inherits here anyway (bats keeps some open)
-	base=$(sh -c 'ls /proc/$$/fd' | wc -l)
+	# the fds a command inherits here anyway (bats keeps some open),
+	# measured the same way, under run
+	run sh -c 'ls /proc/$$/fd | wc -l'
+	base=$output
 	mpctl register --chunk 1M -- sh -c '
 		echo "efd=$MPCTL_SHRINKER_EFD fd=$MPCTL_SHRINKER_FD"
 		ls /proc/$$/fd | wc -l'
