@@ -157,8 +157,21 @@ wait_exit() {
 	wait "$pid"
 }
 
+# rm_cgroup DIR: kill what runs there (ours: the test put it there), rmdir
+rm_cgroup() {
+	local c=$1 n p
+	for n in $(seq 50); do
+		rmdir "$c" 2>/dev/null && return 0
+		[ -d "$c" ] || return 0
+		while read -r p; do kill -KILL "$p" 2>/dev/null || true; done \
+			< "$c/cgroup.procs"
+		sleep 0.1
+	done
+	echo "could not remove cgroup $c" >&2
+}
+
 mp_cleanup() {
-	local p c i
+	local p c i root
 	for p in "${MP_PIDS[@]}"; do
 		kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true
 	done
@@ -168,16 +181,18 @@ mp_cleanup() {
 	# children first: remove in reverse order of creation
 	for ((i = ${#MP_CGROUPS[@]} - 1; i >= 0; i--)); do
 		c=${MP_CGROUPS[$i]}
-		[ -d "$c" ] || continue
-		# processes we put there are ours; move none of anyone else's
-		local n
-		for n in $(seq 50); do
-			rmdir "$c" 2>/dev/null && break
-			while read -r p; do kill -KILL "$p" 2>/dev/null || true; done \
-				< "$c/cgroup.procs"
-			sleep 0.1
+		[ -d "$c" ] && rm_cgroup "$c"
+	done
+	# make_memcg runs in $(...), a subshell, so MP_CGROUPS may not know
+	# every cgroup: sweep the run's unique names too, deepest first
+	for root in "$(memcg_root)" "$(v2_root)" "$(mempressure_root)"; do
+		[ -n "$root" ] || continue
+		for c in "$root/$MP_RUN_ID"-*; do
+			[ -d "$c" ] || continue
+			while read -r p; do
+				rm_cgroup "$p"
+			done < <(find "$c" -depth -type d)
 		done
-		[ ! -d "$c" ] || echo "could not remove cgroup $c" >&2
 	done
 	MP_CGROUPS=()
 	MP_PIDS=()
