@@ -99,9 +99,9 @@ static const struct argp_option options[] = {
 	{ "emulate", OPT_EMULATE, NULL, 0,
 	  "emulate the shrinker even on a patched kernel", 0 },
 	/* hidden until completion/mpctl.bash lists them (bats/docs.bats) */
-	{ "no-assist", OPT_NO_ASSIST, NULL, OPTION_HIDDEN,
+	{ "no-assist", OPT_NO_ASSIST, NULL, 0,
 	  "kernel shrinker alone, without the usage early warning", 0 },
-	{ "no-throttle", OPT_NO_THROTTLE, NULL, OPTION_HIDDEN,
+	{ "no-throttle", OPT_NO_THROTTLE, NULL, 0,
 	  "cgroup2: no memory.high on the transient cgroup", 0 },
 	{ "cgroup", 'c', "PATH", 0,
 	  "run in this existing cgroup instead of a transient one "
