@@ -187,3 +187,10 @@ mp_ksft() {
 	assert_success
 	refute_line --regexp '^not ok'
 }
+
+# mark each test in the kernel log, so a splat on the console can be
+# matched to the test that caused it
+if [ -w /dev/kmsg ] && [ -n "${BATS_TEST_NAME:-}" ]; then
+	echo "mpctl-test: ${BATS_TEST_FILENAME##*/}: ${BATS_TEST_DESCRIPTION:-$BATS_TEST_NAME}" \
+		>/dev/kmsg 2>/dev/null || true
+fi

@@ -413,8 +413,9 @@ static int pick_fd(const char *dir, const char *what)
 		return fds[0];
 	}
 	if (!strcmp(what, "closed")) {
-		fd = open("/dev/null", O_RDONLY);
-		close(fd);
+		/* a number no later open() reuses */
+		for (fd = 1000; fcntl(fd, F_GETFD) >= 0; fd++)
+			;
 		return fd;
 	}
 	if ((what[0] >= '0' && what[0] <= '9') || what[0] == '-')
