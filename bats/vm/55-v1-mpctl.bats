@@ -1,0 +1,85 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# mpctl against the patched kernel on cgroup v1: listen and register/add
+# with the mempressure backend through cgroup.event_control. Pressure comes
+# from a v1 memcg of the same name (the controllers cannot share a mount).
+
+# BG_PIDS is set in setup() and each test, in the same subshell
+# shellcheck disable=SC2030,SC2031
+load helpers
+
+MP=$MP_CG/mempressure
+MEM=$MP_CG/memory
+
+setup() {
+	requires vm root mempressure mpctl
+	mp_v1_mount mempressure mempressure
+	mp_v1_mount memory memory
+	BG_PIDS=()
+}
+
+teardown() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	mp_v1_umount mempressure
+	mp_v1_umount memory
+}
+
+pair() {
+	mkdir -p "$MEM/$1" "$MP/$1"
+	echo 0 >"$MEM/$1/memory.swappiness"
+	echo "$2" >"$MEM/$1/memory.limit_in_bytes"
+}
+
+@test "v1 mpctl: listen -b mempressure hears oom as critical, in JSON" {
+	pair mpl 32M
+	mpctl listen -b mempressure -c mpl -l medium -n 1 -t 120s -j -v \
+		>"$BATS_TEST_TMPDIR/json" 2>"$BATS_TEST_TMPDIR/err" &
+	BG_PIDS+=($!)
+	mp_wait_line "$BATS_TEST_TMPDIR/err" listening 100
+	grep -q "file=$MP/mpl/mempressure.level" "$BATS_TEST_TMPDIR/err"
+	"$MP_IN_CG" "$MEM/mpl" "$MP/mpl" -- stress-ng --vm 1 --vm-bytes 96M \
+		--vm-keep --timeout 15s --quiet || true
+	mp_wait_line "$BATS_TEST_TMPDIR/json" '"event"' 300 ||
+		fail "no event: $(cat "$BATS_TEST_TMPDIR/err")"
+	mp_run jq -e '.event.backend == "mempressure" and .event.cgroup == "/mpl" and
+		(.event.level | IN("medium", "critical")) and
+		(.event.level_native | IN("medium", "oom"))' "$BATS_TEST_TMPDIR/json"
+	assert_success
+}
+
+@test "v1 mpctl: listen exits 1 when the mempressure cgroup is removed" {
+	mkdir -p "$MP/gone"
+	mpctl listen -b mempressure -c gone -v >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+	local pid=$!
+	BG_PIDS+=($pid)
+	mp_wait_line "$BATS_TEST_TMPDIR/err" listening 100
+	rmdir "$MP/gone"
+	local st=0
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$pid" || st=$?
+	[ "$st" -eq 1 ] || fail "status $st: $(cat "$BATS_TEST_TMPDIR/err")"
+	grep -q "cgroup removed '/gone'" "$BATS_TEST_TMPDIR/err"
+}
+
+@test "v1 mpctl: register/add serve the kernel's shrinker requests" {
+	pair mpr 48M
+	mp_run mpctl register --chunk 1M --cgroup mpr --join -v -- sh -c '
+		mpctl add 64 || exit 10
+		stress-ng --vm 1 --vm-bytes 96M --vm-keep --timeout 20s --quiet &
+		n=$(mpctl add --wait --timeout 60s) || exit 11
+		kill $! 2>/dev/null; wait
+		echo "asked $n"'
+	assert_success
+	assert_line --partial "registered: mode=kernel-v1 backend=mempressure"
+	assert_line --regexp '^asked [1-9][0-9]*$'
+	n=$(echo "$output" | sed -n 's/^asked //p')
+	[ "$n" -le 64 ]
+}
