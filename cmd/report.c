@@ -458,9 +458,12 @@ static uint64_t pct_of(const uint64_t *v, size_t n, double p)
 /*
  * A cgroup for the listen scenario, with the run's limit: v1 memcg when
  * mounted (listen's memcg backend), else cgroup2 with the memory
- * controller (psi backend).
+ * controller (psi backend). On a kernel with the mempressure controller
+ * on its own v1 hierarchy, the cgroup of the same name there too
+ * (*have_mpcg), where "mpctl stress --cgroup" registers its shrinker.
  */
 static int listen_cgroup(const struct report_opts *o, struct mp_cgroup *cg,
+			 struct mp_cgroup *mpcg, bool *have_mpcg,
 			 enum mp_backend *backend, struct mp_err *err)
 {
 	struct mp_cgroup root;
@@ -494,6 +497,20 @@ static int listen_cgroup(const struct report_opts *o, struct mp_cgroup *cg,
 	if (*backend == MP_BACKEND_MEMCG &&
 	    mp_cg_has_file(cg, "memory.memsw.limit_in_bytes"))
 		mp_cg_write(cg, "memory.memsw.limit_in_bytes", limit);
+	*have_mpcg = false;
+	if (!mp_find_v1("mempressure", &h) && strcmp(h.mnt, cg->hier.mnt)) {
+		if (mp_cgroup_resolve(&h, "/", &root, err)) {
+			mp_cg_remove(cg, 1000);
+			return -1;
+		}
+		if (mp_cg_create(&root, name, mpcg)) {
+			mp_errf(err, -1, errno, "cannot create cgroup '%s/%s'",
+				root.dir, name);
+			mp_cg_remove(cg, 1000);
+			return -1;
+		}
+		*have_mpcg = true;
+	}
 	return 0;
 }
 
@@ -561,7 +578,8 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 	struct listen_acc acc = { 0 };
 	struct buf sb = { 0 };
 	struct stress_args sa;
-	struct mp_cgroup cg;
+	struct mp_cgroup cg, mpcg;
+	bool have_mpcg = false;
 	enum mp_backend be = MP_BACKEND_MEMCG;
 	uint64_t start, deadline, t;
 	int lfd, sfd, lstatus, sstatus, ret = 0;
@@ -571,7 +589,7 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 	json_t *stress = NULL, *doc;
 	pid_t lpid, spid;
 
-	if (listen_cgroup(o, &cg, &be, err))
+	if (listen_cgroup(o, &cg, &mpcg, &have_mpcg, &be, err))
 		return -1;
 	largv[4] = (char *)mp_backend_name(be);
 	largv[6] = cg.dir;
@@ -675,10 +693,12 @@ out:
 	free(acc.b.data);
 	free(acc.lat);
 out_cg:
-	if (mp_cg_remove(&cg, 5000) && !ret) {
+	if (mp_cg_remove(&cg, 5000) && !ret)
 		cmd_error("cannot remove cgroup '%s': %s", cg.dir,
 			  strerror(errno));
-	}
+	if (have_mpcg && mp_cg_remove(&mpcg, 5000) && !ret)
+		cmd_error("cannot remove cgroup '%s': %s", mpcg.dir,
+			  strerror(errno));
 	return ret;
 }
 
