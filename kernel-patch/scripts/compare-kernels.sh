@@ -28,7 +28,8 @@
 #
 # For each kernel, the harness of kernel-patch/kernel.mk builds the kernel
 # and its initramfs ("make kernel initramfs KVER=..."). This script then
-# appends a small cpio archive to a copy of that initramfs: one bats file,
+# appends a small cpio archive to a copy of that initramfs: the tree's
+# build/static/mpctl as /mpctl/bin/mpctl, and one bats file,
 # /mpctl/bats/vm/zz-compare-kernels.bats, that mounts the v1 memory (and
 # mempressure) hierarchies, runs "mpctl report --json" and writes the
 # document base64-encoded as TAP comments ("# MPCTL-REPORT ..."). The VM is
@@ -130,7 +131,8 @@ command -v cpio >/dev/null || die "cpio missing"
 
 # --- the host's mpctl, for --compare and the pictures ------------------------
 if [ "$build" = 1 ]; then
-	make -C "$top" --no-print-directory all >&2 || die "make all failed"
+	make -C "$top" --no-print-directory all static >&2 ||
+		die "make all static failed"
 fi
 [ -x "$mpctl" ] || die "'$mpctl' missing: make"
 
@@ -168,6 +170,11 @@ mount_v1() {
 	echo "# MPCTL-REPORT-END" >&3
 }
 EOF
+# the tree's own static mpctl, whatever the harness's initramfs holds
+if [ -x "$top/build/static/mpctl" ]; then
+	mkdir -p "$overlay/mpctl/bin"
+	cp "$top/build/static/mpctl" "$overlay/mpctl/bin/mpctl"
+fi
 (cd "$overlay" && find . -print0 | LC_ALL=C sort -z |
 	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -1 >"$out/overlay.cpio.gz"
 
