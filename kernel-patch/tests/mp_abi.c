@@ -23,6 +23,7 @@
 #include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define KSFT_SKIP 4
@@ -207,6 +208,8 @@ static int test_v2(const char *cg)
 	char lpath[512], spath[512], buf[256];
 	int lvl, lvl2, shr, shr2;
 	struct pollfd pfd;
+	pid_t poller;
+	int status;
 
 	snprintf(lpath, sizeof(lpath), "%s/mempressure.level", cg);
 	snprintf(spath, sizeof(spath), "%s/mempressure.shrinker", cg);
@@ -254,12 +257,24 @@ static int test_v2(const char *cg)
 	check(shr >= 0 && !wr(shr, "1048576") && !wr(shr, "+3"),
 	      "register a shrinker to leave behind");
 
+	/* a process blocked in poll() is woken by the removal */
+	poller = fork();
+	if (!poller) {
+		pfd.fd = lvl;
+		pfd.events = POLLPRI;
+		_exit(poll(&pfd, 1, 5000) == 1 && (pfd.revents & POLLERR) ?
+		      0 : 1);
+	}
+	usleep(200000);
 	check(!rmdir(cg), "rmdir with live registrations");
 	check(rd(lvl, buf, sizeof(buf)) == ENODEV,
 	      "read after rmdir: ENODEV");
 	pfd.fd = shr;
 	check(poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR),
 	      "poll after rmdir: POLLERR");
+	check(poller > 0 && waitpid(poller, &status, 0) == poller &&
+	      WIFEXITED(status) && !WEXITSTATUS(status),
+	      "poll() blocked during rmdir wakes with POLLERR");
 	close(lvl);
 	close(lvl2);
 	close(shr);
