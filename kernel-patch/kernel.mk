@@ -20,7 +20,7 @@ kernel:
 
 # mpctl is optional in the VM: without a static build its tests skip
 initramfs: kernel
-	@if grep -q '^static:' Makefile 2>/dev/null; then \
+	@mkdir -p build; if grep -q '^static:' Makefile 2>/dev/null; then \
 		$(MAKE) --no-print-directory static >build/static-make.log 2>&1 || \
 		echo "warning: make static failed (build/static-make.log)," \
 			"the initramfs goes without a fresh mpctl" >&2; \
