@@ -121,6 +121,10 @@ manlint:
 run: deps all
 	$(O)/mpctl report --output $(O)/report.json --svg $(O)/report.svg
 
+# boot the patched 6.1 and 6.12 kernels, run mpctl report in each, compare
+compare-kernels: all static
+	kernel-patch/scripts/compare-kernels.sh $(COMPARE_ARGS) 6.1 6.12
+
 # every test: the host suite, then the VM suite when it can run here
 check: deps all
 	scripts/check.sh
@@ -137,4 +141,4 @@ clean:
 
 -include kernel-patch/kernel.mk
 
-.PHONY: run all static install uninstall deps manlint check check-host bench clean
+.PHONY: compare-kernels run all static install uninstall deps manlint check check-host bench clean

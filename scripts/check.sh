@@ -62,6 +62,21 @@ if [ $host_only = 0 ]; then
 				echo "not ok - vmtest $v: the VM run failed (status $rc, see $log)"
 			fi
 		done
+		if [ "${MPCTL_COMPARE:-0}" != 0 ]; then
+			echo "== mpctl report on 6.1 and 6.12, compared"
+			log=$tapdir/compare.log
+			make --no-print-directory compare-kernels >"$log" 2>&1
+			rc=$?
+			cat build/compare/compare.txt 2>/dev/null
+			# 0: no regression, 1: a regression (a finding, shown
+			# above); anything else: a VM or a report failed
+			if [ $rc -le 1 ] && [ -s build/compare/compare.json ]; then
+				echo "ok 1 compare-kernels 6.1 6.12: compared (status $rc)"
+			else
+				tail -n 15 "$log" | sed 's/^/# /'
+				echo "not ok 1 compare-kernels 6.1 6.12: failed (status $rc, see $log)"
+			fi | tee "$tapdir/compare.tap"
+		fi
 	else
 		echo "# VM suite skipped: $why"
 	fi
