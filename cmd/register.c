@@ -30,6 +30,7 @@
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
+#include "mp_wait.h"
 
 #define REGISTER_SCHEMA		"mpctl-register"
 #define REGISTER_SCHEMA_VERSION	1
@@ -236,39 +237,25 @@ static int print_request(const struct register_opts *o,
 static int monitor(const struct register_opts *o, struct mp_shrinker *sh,
 		   int sfd)
 {
-	struct pollfd pfd[2] = {
-		{ .fd = sfd, .events = POLLIN },
-		{ .fd = mp_shrinker_fd(sh), .events = POLLIN },
-	};
-	uint64_t deadline = 0, seq = 0, chunks;
+	struct mp_waiter w = { .sfd = sfd };
+	uint64_t seq = 0, chunks;
 	struct mp_err err;
 	int ret;
 
 	if (o->chunks && mp_shrinker_add(sh, o->chunks, &err))
 		return cmd_fail(&err);
 	if (o->timeout_ns)
-		deadline = mp_now_ns(CLOCK_MONOTONIC) + o->timeout_ns;
+		w.deadline = mp_now_ns(CLOCK_MONOTONIC) + o->timeout_ns;
 	for (;;) {
-		int timeout = -1;
-
-		if (deadline) {
-			uint64_t now = mp_now_ns(CLOCK_MONOTONIC);
-
-			if (now >= deadline)
-				return MP_EXIT_OK;
-			timeout = (deadline - now + 999999) / 1000000;
-		}
-		ret = poll(pfd, 2, timeout);
-		if (ret < 0) {
-			if (errno == EINTR)
-				continue;
+		switch (mp_wait(&w, mp_shrinker_fd(sh), POLLIN)) {
+		case MP_WAIT_READY:
+			break;
+		case MP_WAIT_ERROR:
 			cmd_error("poll: %s", strerror(errno));
 			return MP_EXIT_FAILURE;
-		}
-		if (pfd[0].revents)
+		default:	/* the deadline, SIGINT, SIGTERM, SIGHUP */
 			return MP_EXIT_OK;
-		if (!pfd[1].revents)
-			continue;
+		}
 		ret = mp_shrinker_read(sh, &chunks, &err);
 		if (ret < 0)
 			return cmd_fail(&err);
