@@ -6,7 +6,7 @@
 #   scripts/check.sh --host-only  host suite only
 #
 # Environment: MPCTL_VM=0 skips the VM suite; KERNEL_VERSIONS (default
-# "6.1 6.12") and VM_DEBUG (default 1: lockdep, KASAN, list debugging)
+# "6.1 6.12") and VM_DEBUG (default 0; 1: lockdep, KASAN, list debugging)
 # choose the kernels; MPCTL_KERNEL_CACHE (default /var/cache/mpctl-kernels)
 # keeps the kernel trees across clones. TAP goes to build/tap/.
 set -uo pipefail
@@ -43,10 +43,10 @@ if [ $host_only = 0 ]; then
 			done
 		fi
 		for v in ${KERNEL_VERSIONS:-6.1 6.12}; do
-			echo "== VM suite, patched $v (DEBUG=${VM_DEBUG:-1})"
+			echo "== VM suite, patched $v (DEBUG=${VM_DEBUG:-0})"
 			log=$tapdir/vm-$v.log
 			if make --no-print-directory vmtest KVER="$v" \
-				DEBUG="${VM_DEBUG:-1}" >"$log" 2>&1; then
+				DEBUG="${VM_DEBUG:-0}" >"$log" 2>&1; then
 				rc=0
 			else
 				rc=$?
