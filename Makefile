@@ -3,7 +3,8 @@
 #
 #   make              build build/mpctl and its mpctl-<command> links
 #   make run          install what it needs, build, run mpctl report
-#   make check        install what the tests need, run every test
+#   make check        install what the tests need, run the host tests
+#   make check-vm     the same, then the VM suites on the patched kernels
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make deps         install the Debian packages the build and tests need
 #   make static       build/static/mpctl, for the VM's initramfs
@@ -111,6 +112,9 @@ uninstall:
 deps:
 	scripts/deps.sh
 
+deps-host:
+	scripts/deps.sh --host
+
 # lint the man pages; warnings are errors
 manlint:
 	@for m in $(MANPAGES); do \
@@ -126,11 +130,15 @@ compare-kernels: all static
 	kernel-patch/scripts/compare-kernels.sh $(COMPARE_ARGS) 6.1 6.12
 
 # every test: the host suite, then the VM suite when it can run here
-check: deps all
+check: deps-host all
 	scripts/check.sh
 
 check-host: all
 	scripts/check.sh --host-only
+
+# the host suite, then the VM suite on the patched 6.1 and 6.12 kernels
+check-vm: deps all
+	MPCTL_VM=1 scripts/check.sh
 
 bench: all
 	@for b in $(wildcard bench/*.sh); do $$b || exit 1; done
@@ -141,4 +149,4 @@ clean:
 
 -include kernel-patch/kernel.mk
 
-.PHONY: compare-kernels run all static install uninstall deps manlint check check-host bench clean
+.PHONY: deps-host compare-kernels run all static install uninstall deps manlint check check-host check-vm bench clean

@@ -5,7 +5,8 @@
 #   scripts/check.sh              host suite, then the VM suite on each kernel
 #   scripts/check.sh --host-only  host suite only
 #
-# Environment: MPCTL_VM=0 skips the VM suite; KERNEL_VERSIONS (default
+# Environment: MPCTL_VM=1 adds the VM suite (both kernels, see
+# kernel-patch/README-harness.md), MPCTL_COMPARE=1 the cross-kernel report; KERNEL_VERSIONS (default
 # "6.1 6.12") and VM_DEBUG (default 0; 1: lockdep, KASAN, list debugging)
 # choose the kernels; MPCTL_KERNEL_CACHE (default /var/cache/mpctl-kernels)
 # keeps the kernel trees across clones. TAP goes to build/tap/.
@@ -23,7 +24,7 @@ echo "== host suite ($(uname -r))"
 bats --tap bats/*.bats | tee "$tapdir/host.tap"
 
 vm_ok() {
-	[ "${MPCTL_VM:-1}" != 0 ] || { echo "MPCTL_VM=0"; return 1; }
+	[ "${MPCTL_VM:-0}" != 0 ] || { echo "not asked for (MPCTL_VM=1 make check)"; return 1; }
 	command -v qemu-system-x86_64 >/dev/null || { echo "no qemu-system-x86_64"; return 1; }
 	[ -f kernel-patch/kernel.mk ] || { echo "no VM harness"; return 1; }
 	return 0
