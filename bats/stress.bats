@@ -68,7 +68,7 @@ stress_cgroups() {
 @test "stress: progress line on a TTY" {
 	requires root memcg
 	command -v script >/dev/null || skip "no script(1)"
-	run script -qec "$MPCTL_BIN stress --duration 2s --limit 64M --threads 1" /dev/null
+	run script -qec "$MPCTL_BIN stress --duration 2s --limit 256M --threads 1" /dev/null
 	assert_success
 	assert_output --partial "held"
 	assert_output --partial "usage"
@@ -78,7 +78,7 @@ stress_cgroups() {
 @test "stress: --output writes the JSON document beside the summary" {
 	requires root memcg jq
 	local out=$BATS_TEST_TMPDIR/out.json
-	mpctl stress --duration 2s --limit 64M --threads 2 --output "$out"
+	mpctl stress --duration 2s --limit 256M --threads 2 --output "$out"
 	assert_success
 	assert_output --partial "allocated"
 	jq -e '.oom_kills == 0 and (.timeline | length) > 5' "$out"
@@ -292,7 +292,7 @@ stress_cgroups() {
 	requires root memcg
 	local root pid i
 	root=$(memcg_root)
-	"$MPCTL_BIN" stress --duration 60s --limit 64M --threads 1 >/dev/null 2>&1 &
+	"$MPCTL_BIN" stress --duration 60s --limit 256M --threads 1 >/dev/null 2>&1 &
 	pid=$!
 	MP_PIDS+=("$pid")
 	for i in $(seq 50); do
@@ -308,7 +308,7 @@ stress_cgroups() {
 		[ -z "$(cat "$root/mpctl-stress-$pid/cgroup.procs")" ] && break
 		sleep 0.1
 	done
-	mpctl stress --duration 1s --limit 64M --threads 1
+	mpctl stress --duration 1s --limit 256M --threads 1
 	assert_success
 	[ ! -d "$root/mpctl-stress-$pid" ]
 }
