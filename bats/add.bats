@@ -4,66 +4,7 @@
 # reclaim requests from a shell loop.
 
 load helpers
-
-fill_cmd() {
-	# in a subshell, so that a kill of dd is not reported on stderr
-	echo "(dd if=/dev/zero of=$BATS_TEST_TMPDIR/fill bs=1M count=${1:-150} status=none || true) 2>/dev/null"
-}
-
-# In the test VM nothing mounts the v1 hierarchies: mount memory (and
-# mempressure, when the kernel has it) for this file, unmount after.
-setup_file() {
-	MP_MOUNTED=""
-	if [ -e /mpctl/flavour ] && [ "$(id -u)" = 0 ]; then
-		local c
-		for c in memory mempressure; do
-			grep -qw "^$c" /proc/cgroups || continue
-			awk -v c="$c" '$0 ~ / - cgroup / {
-				n = split($NF, o, ",")
-				for (i = 1; i <= n; i++) if (o[i] == c) f = 1 }
-				END { exit !f }' /proc/self/mountinfo && continue
-			mkdir -p "/sys/fs/cgroup/$c"
-			mount -t cgroup -o "$c" none "/sys/fs/cgroup/$c" &&
-				MP_MOUNTED="$MP_MOUNTED $c"
-		done
-	fi
-	export MP_MOUNTED
-}
-
-teardown_file() {
-	local c
-	for c in $MP_MOUNTED; do
-		umount "/sys/fs/cgroup/$c" || true
-	done
-}
-
-# the fillers' files take memory on a tmpfs (the VM's /tmp): gone first
-teardown() {
-	rm -f "$BATS_TEST_TMPDIR/fill"
-	mp_cleanup
-}
-
-# shrinker_cg NAME LIMIT: a memory cgroup with LIMIT and, on a kernel with
-# the mempressure controller, the cgroup of the same name there (both
-# removed in teardown). $SCG is the name for --cgroup, $SCG_DIRS the
-# cgroupfs directories for spawn_in.
-shrinker_cg() {
-	local mp
-	make_memcg "$1" "$2" >/dev/null
-	SCG=$MP_RUN_ID-$1
-	SCG_DIRS=("$(memcg_root)/$SCG")
-	# where there is swap (the VM's zram), the filler's tmpfs pages may
-	# go there rather than be OOM-killed
-	if [ -e "${SCG_DIRS[0]}/memory.memsw.limit_in_bytes" ]; then
-		echo -1 > "${SCG_DIRS[0]}/memory.memsw.limit_in_bytes"
-	fi
-	mp=$(mempressure_root)
-	if [ -n "$mp" ]; then
-		mkdir "$mp/$SCG"
-		MP_CGROUPS+=("$mp/$SCG")
-		SCG_DIRS+=("$mp/$SCG")
-	fi
-}
+load shrinker
 
 setup() {
 	export MPCTL=$MPCTL_BIN
