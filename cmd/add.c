@@ -50,16 +50,13 @@ static const struct argp_option options[] = {
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct add_opts *o = state->input;
-	uint64_t v;
 
 	switch (key) {
 	case 'w':
 		o->wait = true;
 		break;
 	case 't':
-		if (mp_parse_duration(arg, &v) || !v)
-			argp_error(state, "invalid duration '%s'", arg);
-		o->timeout_ns = v;
+		o->timeout_ns = cmd_arg_duration(state, arg);
 		break;
 	case 'j':
 		o->json = true;

@@ -7,6 +7,7 @@
 #define MPCTL_CMD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "mp_err.h"
 
@@ -35,5 +36,9 @@ int cmd_usage_error(const char *fmt, ...)
 struct argp;
 int cmd_argp_parse(const struct argp *argp, int argc, char **argv,
 		   void *input);
+
+/* a positive duration for an option, or a usage error (exits 64) */
+struct argp_state;
+uint64_t cmd_arg_duration(struct argp_state *state, const char *arg);
 
 #endif

@@ -77,7 +77,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct listen_opts *o = state->input;
 	struct mp_err err;
-	uint64_t ns;
 
 	switch (key) {
 	case 'l':
@@ -109,9 +108,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "not a number");
 		break;
 	case 't':
-		if (mp_parse_duration(arg, &ns) || !ns)
-			argp_error(state, "invalid duration '%s'", arg);
-		o->timeout_ns = ns;
+		o->timeout_ns = cmd_arg_duration(state, arg);
 		break;
 	case 'j':
 		o->json = true;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "mp_parse.h"
 
 struct cmd_struct {
 	const char *name;
@@ -166,4 +167,13 @@ int main(int argc, char **argv)
 				       "unknown command '%s'", argv[1]);
 	}
 	return run(c, argc - 1, argv + 1);
+}
+
+uint64_t cmd_arg_duration(struct argp_state *state, const char *arg)
+{
+	uint64_t ns;
+
+	if (mp_parse_duration(arg, &ns) || !ns)
+		argp_error(state, "invalid duration '%s'", arg);	/* exits */
+	return ns;
 }

@@ -118,9 +118,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid count '%s'", arg);
 		break;
 	case 't':
-		if (mp_parse_duration(arg, &v) || !v)
-			argp_error(state, "invalid duration '%s'", arg);
-		o->timeout_ns = v;
+		o->timeout_ns = cmd_arg_duration(state, arg);
 		break;
 	case 'j':
 		o->json = true;

@@ -145,9 +145,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->output = arg;
 		break;
 	case 'd':
-		if (mp_parse_duration(arg, &v) || !v)
-			argp_error(state, "invalid duration '%s'", arg);
-		o->duration_ns = v;
+		o->duration_ns = cmd_arg_duration(state, arg);
 		break;
 	case 'r':
 		if (mp_parse_long(arg, 1, 100, &o->repeat))

@@ -163,9 +163,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "not a number");
 		break;
 	case 'd':
-		if (mp_parse_duration(arg, &v) || !v)
-			argp_error(state, "invalid duration '%s'", arg);
-		o->duration_ns = v;
+		o->duration_ns = cmd_arg_duration(state, arg);
 		break;
 	case 'L':
 		if (mp_parse_size(arg, &v))
