@@ -6,9 +6,15 @@
 # usage: run-vm.sh KVER [DEBUG]
 #
 # Boots build/linux-$KVER/bzImage-$flavour with
-# build/vm-$KVER/initramfs-$flavour.cpio.gz, always under timeout(1).
-# The console goes to build/vm-$KVER/console-$flavour.log, the TAP that
-# /init writes to the second serial port to build/vm-$KVER/tap-$flavour.txt.
+# build/vm-$KVER/initramfs-$flavour.cpio.gz, always under timeout(1), once
+# per boot group: "v2" runs the suites of bats/vm without "-v1-" in their
+# name, "v1" those with it.  The memory controller must not move between
+# cgroup2 and a v1 hierarchy within one boot: kmem charged while it was on
+# cgroup2 and freed after it moved to v1 underflows memcg's kmem counter and
+# the stock kernel WARNs (see README-harness.md).  Each boot's console goes
+# to build/vm-$KVER/console-$flavour-$group.log, the TAP that /init writes
+# to the second serial port to tap-$flavour-$group.txt, all TAP renumbered
+# in tap-$flavour.txt.
 # KVM is used only when /dev/kvm exists and a probe boot (cached in
 # build/kvm-verdict) got through; otherwise TCG.
 #
@@ -16,9 +22,10 @@
 # or the console shows a kernel warning, BUG, oops, panic, lockdep, KASAN or
 # kmemleak report.  Prints the TAP on stdout.
 #
-# Environment: VMTEST_TIMEOUT (seconds, whole boot), VMTEST_FILTER (bats
+# Environment: VMTEST_TIMEOUT (seconds, each boot), VMTEST_FILTER (bats
 # --filter regex, no spaces), VMTEST_ACCEL (kvm|tcg, skips the probe),
-# VMTEST_MEM (default 1G), VMTEST_APPEND (more kernel parameters).
+# VMTEST_MEM (default 1G), VMTEST_APPEND (more kernel parameters),
+# VMTEST_BOOTS (boot groups, default "v2 v1"; "repro" runs bats/vm-repro).
 set -euo pipefail
 
 kver=${1:?usage: run-vm.sh KVER [DEBUG]}
@@ -31,8 +38,6 @@ top=$(cd "$here/../.." && pwd)
 vdir=$top/build/vm-$kver
 image=$top/build/linux-$kver/bzImage-$flavour
 initrd=$vdir/initramfs-$flavour.cpio.gz
-console=$vdir/console-$flavour.log
-tapraw=$vdir/tap-$flavour.raw
 tap=$vdir/tap-$flavour.txt
 verdict=$top/build/kvm-verdict
 
@@ -107,72 +112,107 @@ fi
 append=${VMTEST_APPEND:-}
 [ -n "${VMTEST_FILTER:-}" ] && append="$append mpctl.filter=$VMTEST_FILTER"
 
-msg "booting ($accel, timeout ${VMTEST_TIMEOUT}s), console in '$console'"
-t0=$(date +%s)
-boot "$VMTEST_TIMEOUT" "$console" "$tapraw" "$append" "${accel_args[@]}"
-secs=$(($(date +%s) - t0))
-
-# --- verdict -----------------------------------------------------------------
-fail=0
-if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
-	msg "qemu timed out after ${VMTEST_TIMEOUT}s"
-	fail=1
-elif [ "$qrc" != 0 ]; then
-	msg "qemu exited with status $qrc: $(tail -n 5 "$vdir/qemu-$flavour.out")"
-	fail=1
-fi
-
-tr -d '\r' <"$tapraw" 2>/dev/null |
-	sed -n '/^MPCTL-TAP-BEGIN$/,/^MPCTL-TAP-END/p' >"$tap.all" || true
-grep -v '^MPCTL-TAP-' "$tap.all" >"$tap" || true
-if ! grep -q '^MPCTL-TAP-BEGIN$' "$tap.all"; then
-	msg "no TAP from the VM"
-	fail=1
-elif ! grep -q '^MPCTL-TAP-END' "$tap.all"; then
-	msg "TAP truncated (no end marker)"
-	fail=1
-fi
-cat "$tap"
-
-plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$tap" | head -n1)
-ran=$(grep -cE '^(not )?ok ' "$tap" || true)
-failed=$(grep -cE '^not ok ' "$tap" || true)
-skipped=$(grep -cE '^ok .*# skip' "$tap" || true)
-if [ -z "$plan" ]; then
-	[ $fail = 1 ] || msg "TAP has no plan"
-	fail=1
-elif [ "$plan" != "$ran" ]; then
-	msg "TAP plan 1..$plan but $ran results"
-	fail=1
-fi
-[ "$failed" = 0 ] || fail=1
-
 # kernel splats; the ignore list holds known-harmless lines, one ERE a line
 bad_re='WARNING:|BUG:|Oops|Kernel panic|possible circular locking|INFO: [a-z]|'
 bad_re+='KASAN:|kmemleak:|unreferenced object|UBSAN:|general protection fault|'
 bad_re+='possible recursive locking|inconsistent lock state|RCU stall|hung_task'
 ignore=$here/console-ignore.re
-splats=$(tr -d '\r' <"$console" | grep -E "$bad_re" |
-	grep -vEf <(grep -v '^#' "$ignore" | sed '/^$/d') || true)
-if [ -n "$splats" ]; then
-	msg "kernel splat on the console ('$console'):"
-	printf '%s\n' "$splats" | head -n 20 | sed 's/^/  /' >&2
-	fail=1
-fi
 
-timing=$(tr -d '\r' <"$console" | sed -n 's/^MPCTL-TIMING //p' | tail -n1)
-boot_s=$(printf '%s\n' "$timing" | sed -n 's/.*boot_s=\([0-9.]*\).*/\1/p')
-s0=$(printf '%s\n' "$timing" | sed -n 's/.*suite_start_s=\([0-9.]*\).*/\1/p')
-s1=$(printf '%s\n' "$timing" | sed -n 's/.*suite_end_s=\([0-9.]*\).*/\1/p')
-suite_s=
-if [ -n "$s0" ] && [ -n "$s1" ]; then
-	suite_s=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.1f", b - a }')
-fi
-line="$(date -u +%FT%TZ) $kver $flavour accel=$accel wall_s=$secs"
-line+=" boot_s=${boot_s:-?} suite_s=${suite_s:-?}"
-line+=" tests=${ran} failed=${failed} skipped=${skipped} result=$([ $fail = 0 ] && echo pass || echo FAIL)"
-echo "$line" >>"$top/build/vm-times.log"
-msg "$ran tests, $failed failed, $skipped skipped; wall ${secs}s," \
-	"kernel boot ${boot_s:-?}s, suites ${suite_s:-?}s"
-[ $fail = 0 ] || die "FAILED (console: '$console', TAP: '$tap')"
+# one boot of group $1; appends its results to $tap, sets bfail
+run_boot() {
+	local group=$1 console=$vdir/console-$flavour-$1.log
+	local tapraw=$vdir/tap-$flavour-$1.raw btap=$vdir/tap-$flavour-$1.txt
+	local secs t0 plan ran failed skipped splats timing boot_s s0 s1 suite_s line
+
+	bfail=0
+	msg "boot $group ($accel, timeout ${VMTEST_TIMEOUT}s), console in '$console'"
+	t0=$(date +%s)
+	boot "$VMTEST_TIMEOUT" "$console" "$tapraw" "$append mpctl.boot=$group" \
+		"${accel_args[@]}"
+	secs=$(($(date +%s) - t0))
+
+	if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+		msg "$group: qemu timed out after ${VMTEST_TIMEOUT}s"
+		bfail=1
+	elif [ "$qrc" != 0 ]; then
+		msg "$group: qemu exited with status $qrc: $(tail -n 5 "$vdir/qemu-$flavour.out")"
+		bfail=1
+	fi
+
+	tr -d '\r' <"$tapraw" 2>/dev/null |
+		sed -n '/^MPCTL-TAP-BEGIN$/,/^MPCTL-TAP-END/p' >"$btap.all" || true
+	grep -v '^MPCTL-TAP-' "$btap.all" >"$btap" || true
+	if ! grep -q '^MPCTL-TAP-BEGIN$' "$btap.all"; then
+		msg "$group: no TAP from the VM"
+		bfail=1
+	elif ! grep -q '^MPCTL-TAP-END' "$btap.all"; then
+		msg "$group: TAP truncated (no end marker)"
+		bfail=1
+	fi
+
+	plan=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$btap" | head -n1)
+	ran=$(grep -cE '^(not )?ok ' "$btap" || true)
+	failed=$(grep -cE '^not ok ' "$btap" || true)
+	skipped=$(grep -cE '^ok .*# skip' "$btap" || true)
+	if [ -z "$plan" ]; then
+		[ $bfail = 1 ] || msg "$group: TAP has no plan"
+		bfail=1
+	elif [ "$plan" != "$ran" ]; then
+		msg "$group: TAP plan 1..$plan but $ran results"
+		bfail=1
+	fi
+	[ "$failed" = 0 ] || bfail=1
+	# renumber into the combined TAP, boot group in the name
+	awk -v g="$group" -v n="$total" '
+		/^(not )?ok [0-9]+/ {
+			n++
+			sub(/^ok [0-9]+/, "ok " n " [" g "]")
+			sub(/^not ok [0-9]+/, "not ok " n " [" g "]")
+			print; next
+		}
+		/^1\.\./ { next }
+		{ print }' "$btap" >>"$tap.body"
+	total=$((total + ran))
+
+	splats=$(tr -d '\r' <"$console" | grep -E "$bad_re" |
+		grep -vEf <(grep -v '^#' "$ignore" | sed '/^$/d') || true)
+	if [ -n "$splats" ]; then
+		msg "$group: kernel splat on the console ('$console'):"
+		printf '%s\n' "$splats" | head -n 20 | sed 's/^/  /' >&2
+		bfail=1
+	fi
+
+	timing=$(tr -d '\r' <"$console" | sed -n 's/^MPCTL-TIMING //p' | tail -n1)
+	boot_s=$(printf '%s\n' "$timing" | sed -n 's/.*boot_s=\([0-9.]*\).*/\1/p')
+	s0=$(printf '%s\n' "$timing" | sed -n 's/.*suite_start_s=\([0-9.]*\).*/\1/p')
+	s1=$(printf '%s\n' "$timing" | sed -n 's/.*suite_end_s=\([0-9.]*\).*/\1/p')
+	suite_s=
+	if [ -n "$s0" ] && [ -n "$s1" ]; then
+		suite_s=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.1f", b - a }')
+	fi
+	line="$(date -u +%FT%TZ) $kver $flavour boot=$group accel=$accel wall_s=$secs"
+	line+=" boot_s=${boot_s:-?} suite_s=${suite_s:-?}"
+	line+=" tests=${ran} failed=${failed} skipped=${skipped}"
+	line+=" result=$([ $bfail = 0 ] && echo pass || echo FAIL)"
+	echo "$line" >>"$top/build/vm-times.log"
+	msg "$group: $ran tests, $failed failed, $skipped skipped; wall ${secs}s," \
+		"kernel boot ${boot_s:-?}s, suites ${suite_s:-?}s"
+	[ $bfail = 0 ] || msg "$group: FAILED (console: '$console', TAP: '$btap')"
+}
+
+fail=0
+total=0
+rm -f "$tap" "$tap.body"
+: >"$tap.body"
+for group in ${VMTEST_BOOTS:-v2 v1}; do
+	run_boot "$group"
+	[ $bfail = 0 ] || fail=1
+done
+{
+	echo "1..$total"
+	cat "$tap.body"
+} >"$tap"
+rm -f "$tap.body"
+cat "$tap"
+[ $fail = 0 ] || die "FAILED"
 msg "passed"

@@ -4,6 +4,9 @@
 # The host's register and add suites, unchanged, against the patched
 # kernel: the same tests pass with the emulated shrinker on a stock kernel
 # and with the kernel's mempressure.shrinker here.
+#
+# "-v1-" in the name: shrinker.bash mounts memory on a v1 hierarchy, so
+# this file runs in the v1 boot (see run-vm.sh).
 
 load helpers
 
