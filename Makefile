@@ -3,8 +3,10 @@
 #
 #   make              build build/mpctl and its mpctl-<command> links
 #   make run          install what it needs, build, run mpctl report
-#   make check        install what the tests need, run the host tests
-#   make check-vm     the same, then the VM suites on the patched kernels
+#   make check        install what the tests need, run the host tests, the
+#                     VM suites on the patched 6.1 and 6.12, the comparison
+#   make check-host   the host tests only
+#   make check-vm     the VM suites and the comparison only
 #   make install      PREFIX=/usr/local DESTDIR=
 #   make deps         install the Debian packages the build and tests need
 #   make static       build/static/mpctl, for the VM's initramfs
@@ -129,16 +131,17 @@ run: deps all
 compare-kernels: all static
 	kernel-patch/scripts/compare-kernels.sh $(COMPARE_ARGS) 6.1 6.12
 
-# every test: the host suite, then the VM suite when it can run here
-check: deps-host all
+# every test: the host suite, the VM suites, the cross-kernel comparison
+# (MPCTL_VM=0: host only)
+check: deps all
 	scripts/check.sh
 
 check-host: all
 	scripts/check.sh --host-only
 
-# the host suite, then the VM suite on the patched 6.1 and 6.12 kernels
+# the VM suites on the patched 6.1 and 6.12 kernels, and the comparison
 check-vm: deps all
-	MPCTL_VM=1 scripts/check.sh
+	scripts/check.sh --vm-only
 
 bench: all
 	@for b in $(wildcard bench/*.sh); do $$b || exit 1; done

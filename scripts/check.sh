@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 # Run every test and print one closing line "N passed, N failed, N skipped".
 #
-#   scripts/check.sh              host suite, then the VM suite on each kernel
+#   scripts/check.sh              host suite, the VM suite on each patched
+#                                 kernel, the cross-kernel comparison
 #   scripts/check.sh --host-only  host suite only
+#   scripts/check.sh --vm-only    VM suites and comparison only
 #
-# Environment: MPCTL_VM=1 adds the VM suite (both kernels, see
-# kernel-patch/README-harness.md), MPCTL_COMPARE=1 the cross-kernel report; KERNEL_VERSIONS (default
-# "6.1 6.12") and VM_DEBUG (default 0; 1: lockdep, KASAN, list debugging)
-# choose the kernels; MPCTL_KERNEL_CACHE (default /var/cache/mpctl-kernels)
-# keeps the kernel trees across clones. TAP goes to build/tap/.
+# Environment: MPCTL_VM=0 leaves out the VM suites and the comparison (see
+# kernel-patch/README-harness.md), MPCTL_COMPARE=0 only the comparison;
+# KERNEL_VERSIONS (default "6.1 6.12") and VM_DEBUG (default 0; 1: lockdep,
+# KASAN, list debugging) choose the kernels; MPCTL_KERNEL_CACHE (default
+# /var/cache/mpctl-kernels) keeps the kernel trees across clones, so a
+# fresh clone builds them only once per machine. TAP goes to build/tap/.
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -17,14 +20,21 @@ tapdir=build/tap
 mkdir -p "$tapdir"
 rm -f "$tapdir"/*.tap
 
-host_only=0
-[ "${1:-}" = --host-only ] && host_only=1
+host_only=0 vm_only=0
+case ${1:-} in
+--host-only) host_only=1 ;;
+--vm-only) vm_only=1 ;;
+'') ;;
+*) echo "usage: $0 [--host-only | --vm-only]" >&2; exit 64 ;;
+esac
 
-echo "== host suite ($(uname -r))"
-bats --tap bats/*.bats | tee "$tapdir/host.tap"
+if [ $vm_only = 0 ]; then
+	echo "== host suite ($(uname -r))"
+	bats --tap bats/*.bats | tee "$tapdir/host.tap"
+fi
 
 vm_ok() {
-	[ "${MPCTL_VM:-0}" != 0 ] || { echo "not asked for (MPCTL_VM=1 make check)"; return 1; }
+	[ "${MPCTL_VM:-1}" != 0 ] || { echo "left out (MPCTL_VM=0)"; return 1; }
 	command -v qemu-system-x86_64 >/dev/null || { echo "no qemu-system-x86_64"; return 1; }
 	[ -f kernel-patch/kernel.mk ] || { echo "no VM harness"; return 1; }
 	return 0
@@ -42,6 +52,12 @@ if [ $host_only = 0 ]; then
 				mkdir -p "$cache/linux-$v"
 				ln -sfn "$cache/linux-$v" "build/linux-$v"
 			done
+		fi
+		# the VM's mpctl: without it the in-VM mpctl tests would skip
+		if ! make --no-print-directory static >"$tapdir/static.log" 2>&1; then
+			tail -n 15 "$tapdir/static.log" | sed 's/^/# /'
+			echo "not ok 1 make static failed (see $tapdir/static.log)" |
+				tee "$tapdir/static.tap"
 		fi
 		for v in ${KERNEL_VERSIONS:-6.1 6.12}; do
 			echo "== VM suite, patched $v (DEBUG=${VM_DEBUG:-0})"
@@ -63,23 +79,46 @@ if [ $host_only = 0 ]; then
 				echo "not ok - vmtest $v: the VM run failed (status $rc, see $log)"
 			fi
 		done
-		if [ "${MPCTL_COMPARE:-0}" != 0 ]; then
+		if [ "${MPCTL_COMPARE:-1}" != 0 ]; then
 			echo "== mpctl report on 6.1 and 6.12, compared"
+			cmpdir=build/compare
 			log=$tapdir/compare.log
-			make --no-print-directory compare-kernels >"$log" 2>&1
+			kernel-patch/scripts/compare-kernels.sh -o "$cmpdir" \
+				6.1 6.12 >"$log" 2>&1
 			rc=$?
-			cat build/compare/compare.txt 2>/dev/null
+			cat "$cmpdir/compare.txt" 2>/dev/null
 			# 0: no regression, 1: a regression (a finding, shown
 			# above); anything else: a VM or a report failed
-			if [ $rc -le 1 ] && [ -s build/compare/compare.json ]; then
+			if [ $rc -le 1 ] && [ -s "$cmpdir/compare.json" ]; then
 				echo "ok 1 compare-kernels 6.1 6.12: compared (status $rc)"
 			else
 				tail -n 15 "$log" | sed 's/^/# /'
 				echo "not ok 1 compare-kernels 6.1 6.12: failed (status $rc, see $log)"
 			fi | tee "$tapdir/compare.tap"
+
+			echo "== --compare on a broken 6.12 and on a third run of 6.12"
+			cmpdir=build/compare-regress
+			log=$tapdir/compare-regress.log
+			kernel-patch/scripts/compare-kernels.sh -R -C -o "$cmpdir" \
+				6.12 6.12 >"$log" 2>&1
+			rc=$?
+			sed 's/^/# /' "$cmpdir/compare.txt" "$cmpdir/control.txt" 2>/dev/null
+			{
+				if [ -s "$cmpdir/control.json" ] && [ $rc != 3 ] && [ $rc != 2 ]; then
+					echo "ok 1 --compare does not flag a third run of 6.12"
+				else
+					echo "not ok 1 --compare does not flag a third run of 6.12 (status $rc, see $log)"
+				fi
+				if [ $rc = 1 ]; then
+					echo "ok 2 --compare flags 6.12 with the test-only patch that drops shrinker requests"
+				else
+					tail -n 15 "$log" | sed 's/^/# /'
+					echo "not ok 2 --compare flags 6.12 with the test-only patch that drops shrinker requests (status $rc, see $log)"
+				fi
+			} | tee "$tapdir/compare-regress.tap"
 		fi
 	else
-		echo "# VM suite skipped: $why"
+		echo "ok 1 VM suites # skip $why" | tee "$tapdir/vm.tap"
 	fi
 fi
 

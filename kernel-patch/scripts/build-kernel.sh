@@ -31,7 +31,10 @@ top=$(cd "$here/../.." && pwd)
 cfgdir=$top/kernel-patch/config
 series_dir=${KPATCH_SERIES_DIR:-$top/kernel-patch/$kver}
 tarball=/usr/src/linux-source-$kver.tar.xz
-bdir=$top/build/linux-$kver
+# resolved: build/linux-$kver may be a link into a cache shared by clones
+# (scripts/check.sh), and kbuild's out-of-tree files hold absolute paths
+mkdir -p "$top/build"
+bdir=$(realpath -m "$top/build/linux-$kver")
 src=$bdir/src
 
 if [ "$debug" = 1 ]; then

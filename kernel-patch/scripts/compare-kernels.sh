@@ -22,9 +22,12 @@
 #               a test-only patch (written by this script) that drops three
 #               shrinker requests out of four; --compare must exit 1.
 #               "compare-kernels.sh -R 6.12 6.12" compares the kernel with
-#               itself so broken. The harness's tree of NEW_KVER is left
-#               with that series: "make kernel KVER=..." puts the real one
-#               back (only the files the series touches are rebuilt)
+#               itself so broken. Afterwards the harness's tree of NEW_KVER
+#               is rebuilt with its real series (only the files the test
+#               patch touches are rebuilt)
+#   -C          control: boot the base kernel a third time and compare the
+#               pooled base with that run too; two runs of one kernel must
+#               not be flagged (exit 3 if they are)
 #
 # For each kernel, the harness of kernel-patch/kernel.mk builds the kernel
 # and its initramfs ("make kernel initramfs KVER=..."). This script then
@@ -41,9 +44,10 @@
 # DIR/report-<base>-pooled.json, the base of the comparison.
 #
 # Output: DIR/report-<kver>[-<n>].json for each boot, DIR/compare.txt and
-# DIR/compare.json, and DIR/report-*.svg. Exit status: that of
-# "mpctl report --compare" (0 no regression, 1 a regression), or 2 when a
-# VM or a report failed.
+# DIR/compare.json (DIR/control.txt and DIR/control.json with -C), and
+# DIR/report-*.svg. Exit status: that of "mpctl report --compare" of base
+# and new (0 no regression, 1 a regression), 2 when a VM or a report
+# failed, 3 when -C's control run was flagged.
 #
 # Environment: VMTEST_TIMEOUT (seconds per boot, default 1200),
 # VMTEST_MEM (default 1G), VMTEST_ACCEL (kvm|tcg; default: kvm when
@@ -61,12 +65,13 @@ out=$top/build/compare
 build=1
 new_series=
 regress=0
+control=0
 
 msg() { printf 'compare-kernels: %s\n' "$*" >&2; }
 die() { msg "$*"; exit 2; }
 usage() { sed -n '4,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 
-while getopts d:r:t:s:o:BN:Rh opt; do
+while getopts d:r:t:s:o:BN:RCh opt; do
 	case $opt in
 	d) duration=$OPTARG ;;
 	r) repeat=$OPTARG ;;
@@ -76,6 +81,7 @@ while getopts d:r:t:s:o:BN:Rh opt; do
 	B) build=0 ;;
 	N) new_series=$(cd "$OPTARG" && pwd) ;;
 	R) regress=1 ;;
+	C) control=1 ;;
 	*) usage ;;
 	esac
 done
@@ -127,6 +133,13 @@ diff --git a/mm/mempressure.c b/mm/mempressure.c
  }
 PATCH
 	msg "-R: '$new_series' is the series of $new and a test-only patch"
+	# leave the harness's tree as it was: the real series
+	restore() {
+		msg "-R: rebuilding $new with its own series"
+		make -C "$top" --no-print-directory kernel KVER="$new" DEBUG=0 >&2 ||
+			msg "-R: could not rebuild $new: make kernel KVER=$new"
+	}
+	trap restore EXIT
 fi
 command -v qemu-system-x86_64 >/dev/null ||
 	die "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
@@ -255,10 +268,24 @@ jq -s '.[0] as $a | .[1] as $b | $a | .scenarios |= map(. as $s |
 	>"$out/report-$btag.raw.json" || die "cannot pool the base reports"
 "$mpctl" report --input "$out/report-$btag.raw.json" --json \
 	-o "$out/report-$btag.json" || die "cannot summarize the pooled base"
-boot "$new" "$ntag" "$new_series"
-
 cmp_args=()
 [ -z "$threshold" ] || cmp_args=(--threshold "$threshold")
+crc=0
+if [ "$control" = 1 ]; then
+	boot "$base" "$base-control"
+	"$mpctl" report --compare "${cmp_args[@]}" "$out/report-$btag.json" \
+		"$out/report-$base-control.json" >"$out/control.txt" || crc=$?
+	"$mpctl" report --compare --json "${cmp_args[@]}" \
+		"$out/report-$btag.json" "$out/report-$base-control.json" \
+		>"$out/control.json" || true
+	case $crc in
+	0) msg "control: a third run of $base is not flagged" ;;
+	1) msg "control: a third run of $base is FLAGGED (see '$out/control.txt')" ;;
+	*) msg "control: --compare failed with status $crc"; exit 2 ;;
+	esac
+fi
+boot "$new" "$ntag" "$new_series"
+
 rc=0
 "$mpctl" report --compare "${cmp_args[@]}" "$out/report-$btag.json" \
 	"$out/report-$ntag.json" | tee "$out/compare.txt" || rc=${PIPESTATUS[0]}
@@ -269,4 +296,5 @@ case $rc in
 1) msg "REGRESSION from $btag to $ntag (see '$out/compare.txt')" ;;
 *) msg "--compare failed with status $rc"; exit 2 ;;
 esac
+[ "$crc" = 0 ] || exit 3
 exit "$rc"

@@ -23,7 +23,8 @@ flavour=plain
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 vdir=$top/build/vm-$kver
-src=$top/build/linux-$kver/src
+kdir=$(realpath -m "$top/build/linux-$kver")
+src=$kdir/src
 root=$vdir/root-$flavour
 out=$vdir/initramfs-$flavour.cpio.gz
 
@@ -119,9 +120,9 @@ build_progs "$top/bats/vm"
 # the kselftest of the patched tree
 sel=$src/tools/testing/selftests
 if [ -f "$sel/cgroup/test_mempressure.c" ]; then
-	hdr=$top/build/linux-$kver/out-$flavour/usr/include
+	hdr=$kdir/out-$flavour/usr/include
 	if [ ! -d "$hdr" ]; then
-		make -s -C "$src" O="$top/build/linux-$kver/out-$flavour" \
+		make -s -C "$src" O="$kdir/out-$flavour" \
 			headers_install >&2 || die "headers_install failed"
 	fi
 	if (cd "$sel/cgroup" && gcc -static -O2 -Wall -pthread -isystem "$hdr" \
