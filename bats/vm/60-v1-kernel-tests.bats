@@ -35,3 +35,16 @@ teardown() {
 	mp_run mp_load v1 "$MP/kt" "$MEM/kt" 64 60
 	mp_ksft
 }
+
+@test "seed_client: a program written from the RFC's documentation alone" {
+	requires prog:seed_client mempressure memcg
+	mp_v1_mount mempressure mempressure
+	mp_v1_mount memory memory
+	mkdir "$MP/seed" "$MEM/seed"
+	# swap allowed (zram): the client keeps up to 128M in 1M chunks
+	echo 32M >"$MEM/seed/memory.limit_in_bytes"
+	mp_run "$MP_IN_CG" "$MEM/seed" "$MP/seed" -- seed_client "$MP/seed" 10
+	assert_success
+	assert_line registered
+	assert_line --regexp '^requests=[1-9][0-9]* chunks=[1-9][0-9]* .* over=0 '
+}
