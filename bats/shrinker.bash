@@ -8,6 +8,12 @@ fill_cmd() {
 	echo "(dd if=/dev/zero of=$BATS_TEST_TMPDIR/fill bs=1M count=${1:-150} status=none || true) 2>/dev/null"
 }
 
+# fill_cmd again and again until $BATS_TEST_TMPDIR/stop exists: pressure
+# that lasts as long as the test needs it (touch the file in an EXIT trap)
+fill_loop_cmd() {
+	echo "(while [ ! -e $BATS_TEST_TMPDIR/stop ]; do dd if=/dev/zero of=$BATS_TEST_TMPDIR/fill bs=1M count=${1:-150} status=none || true; done) 2>/dev/null"
+}
+
 # In the test VM nothing mounts the v1 hierarchies: mount memory (and
 # mempressure, when the kernel has it) for this file, unmount after.
 setup_file() {
