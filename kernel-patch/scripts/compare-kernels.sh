@@ -77,7 +77,7 @@ while getopts d:r:t:s:o:BN:RCh opt; do
 	r) repeat=$OPTARG ;;
 	t) threshold=$OPTARG ;;
 	s) scen+=("-s" "$OPTARG") ;;
-	o) out=$OPTARG ;;
+	o) out=$(realpath -m "$OPTARG") ;;
 	B) build=0 ;;
 	N) new_series=$(cd "$OPTARG" && pwd) ;;
 	R) regress=1 ;;
