@@ -85,9 +85,9 @@ static const struct scenario scenarios[] = {
 	  run_stress, { "--overcommit", "4", "--threads", "8" } },
 	{ "emulated", "mpctl stress with the emulated shrinker on a kernel "
 	  "that has one", run_stress, { "--emulate" }, 0, true },
-	{ "kernel-shrinker", "mpctl stress --no-assist: every request comes "
-	  "from the kernel's reclaim", run_stress, { "--no-assist" }, 0,
-	  true },
+	{ "kernel-shrinker", "mpctl stress --no-assist --swap: every request "
+	  "comes from the kernel's reclaim", run_stress,
+	  { "--no-assist", "--swap" }, 0, true },
 };
 
 #define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

@@ -68,6 +68,7 @@ struct stress_opts {
 	long long reclaim_rt;
 	bool no_assist;
 	bool no_throttle;
+	bool swap;		/* no memsw / swap.max limit */
 };
 
 enum {
@@ -80,6 +81,7 @@ enum {
 	OPT_RECLAIM_RT,
 	OPT_NO_ASSIST,
 	OPT_NO_THROTTLE,
+	OPT_SWAP,
 };
 
 static const struct argp_option options[] = {
@@ -103,6 +105,8 @@ static const struct argp_option options[] = {
 	  "kernel shrinker alone, without the usage early warning", 0 },
 	{ "no-throttle", OPT_NO_THROTTLE, NULL, 0,
 	  "cgroup2: no memory.high on the transient cgroup", 0 },
+	{ "swap", OPT_SWAP, NULL, 0,
+	  "let the transient cgroup swap (default: no swap)", 0 },
 	{ "cgroup", 'c', "PATH", 0,
 	  "run in this existing cgroup instead of a transient one "
 	  "('/' pressures the whole host)", 0 },
@@ -190,6 +194,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_THROTTLE:
 		o->no_throttle = true;
+		break;
+	case OPT_SWAP:
+		o->swap = true;
 		break;
 	case 'c':
 		if (!*arg)
@@ -455,7 +462,7 @@ static int setup_cgroups(struct run *r, struct mp_err *err)
 					       "cannot set the limit of '%s'",
 					       r->cg.path);
 			/* no swap for the run where memsw exists */
-			if (mp_cg_has_file(&r->cg,
+			if (!o->swap && mp_cg_has_file(&r->cg,
 					   "memory.memsw.limit_in_bytes"))
 				cg_write_u64(&r->cg,
 					     "memory.memsw.limit_in_bytes",
@@ -465,7 +472,8 @@ static int setup_cgroups(struct run *r, struct mp_err *err)
 				return mp_errf(err, -1, errno,
 					       "cannot set the limit of '%s'",
 					       r->cg.path);
-			if (mp_cg_has_file(&r->cg, "memory.swap.max"))
+			if (!o->swap &&
+			    mp_cg_has_file(&r->cg, "memory.swap.max"))
 				mp_cg_write(&r->cg, "memory.swap.max", "0");
 			/*
 			 * Above memory.high the kernel throttles the
@@ -856,7 +864,7 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 	uname(&un);
 	bool policy_on = mp_shrinker_emulated(r->sh) || ss->limit_bytes;
 
-	params = json_pack("{s:I, s:I, s:I, s:I, s:f, s:s, s:b, s:b, s:o, s:o}",
+	params = json_pack("{s:I, s:I, s:I, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o}",
 			   "chunk_bytes", (json_int_t)o->chunk,
 			   "threads", (json_int_t)o->threads,
 			   "duration_ns", (json_int_t)o->duration_ns,
@@ -866,6 +874,7 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 			   mp_backend_name(o->backend),
 			   "emulate", o->emulate,
 			   "assist", !o->no_assist,
+			   "swap", o->swap,
 			   "cgroup", o->cgroup ? json_string(o->cgroup) :
 			   json_null(),
 			   "hog", o->hog ? json_string(o->hog) : json_null());
