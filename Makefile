@@ -11,6 +11,7 @@
 #   make deps         install the Debian packages the build and tests need
 #   make static       build/static/mpctl, for the VM's initramfs
 #   make bench        run the benchmarks, write build/bench/*.json
+#   make compare-kernels, make regression-demo: see kernel-patch/README-harness.md
 
 VERSION := 0.1.0
 PREFIX ?= /usr/local
@@ -131,6 +132,19 @@ run: deps all
 compare-kernels: all static
 	kernel-patch/scripts/compare-kernels.sh $(COMPARE_ARGS) 6.1 6.12
 
+# --compare against a 6.12 built with a test-only patch that drops three
+# shrinker requests out of four (must be flagged) and a third run of the
+# real 6.12 (must not be); rebuilds 6.12 twice
+regression-demo: all static
+	@rc=0; kernel-patch/scripts/compare-kernels.sh -R -C \
+		-o $(O)/compare-regress 6.12 6.12 || rc=$$?; \
+	case $$rc in \
+	1) echo "regression-demo: the broken kernel is flagged, the control is not" ;; \
+	0) echo "regression-demo: the broken kernel was NOT flagged" >&2; exit 1 ;; \
+	3) echo "regression-demo: the control run was flagged" >&2; exit 1 ;; \
+	*) echo "regression-demo: a VM or a report failed ($$rc)" >&2; exit 1 ;; \
+	esac
+
 # every test: the host suite, the VM suites, the cross-kernel comparison
 # (MPCTL_VM=0: host only)
 check: deps all
@@ -152,4 +166,4 @@ clean:
 
 -include kernel-patch/kernel.mk
 
-.PHONY: deps-host compare-kernels run all static install uninstall deps manlint check check-host check-vm bench clean
+.PHONY: deps-host compare-kernels regression-demo run all static install uninstall deps manlint check check-host check-vm bench clean
