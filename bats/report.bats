@@ -113,6 +113,27 @@ png_size() {
 			.scenario == "shrinker") | .better == "higher")'
 }
 
+@test "report --compare: a 6.12 that drops shrinker requests is flagged, a third real run is not" {
+	# recorded by "make regression-demo" (compare-kernels.sh -R -C 6.12
+	# 6.12), timelines removed: the base is two boots of the patched 6.12
+	# pooled, "dropped" a 6.12 built with a test-only patch that drops three
+	# shrinker requests out of four, "control" a third boot of the real one
+	jq -e '.system.kernel_release == "6.12.118"' "$FIX/report-vm612-R-dropped.json"
+	mpctl report --compare "$FIX/report-vm612-R-base.json" \
+		"$FIX/report-vm612-R-dropped.json"
+	[ "$status" -eq 1 ]
+	assert_line --regexp '^kernel-shrinker +reclaim_requests +higher .* WORSE$'
+	assert_line --regexp '^kernel-shrinker +chunks_freed +higher .* WORSE$'
+	# only the scenario in which the kernel asks: with the early warning
+	# the kernel never asks, so the others must not change
+	run grep -E 'WORSE$' <<< "$output"
+	refute_line --regexp '^(listen-latency|shrinker|hog|overcommit|emulated) '
+	mpctl report --compare "$FIX/report-vm612-R-base.json" \
+		"$FIX/report-vm612-R-control.json"
+	assert_success
+	assert_output --partial '0 regression(s)'
+}
+
 @test "report --compare: a threshold above every change passes" {
 	mpctl report --compare --threshold 100000 "$FIX/report-base.json" \
 		"$FIX/report-regressed.json"
