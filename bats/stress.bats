@@ -57,7 +57,7 @@ stress_cgroups() {
 
 @test "stress: readable summary, no progress line when stdout is not a TTY" {
 	requires root memcg
-	mpctl stress --duration 3s --limit 128M --threads 2
+	mpctl stress --duration 3s --limit 256M --threads 2
 	assert_success
 	assert_output --partial "OOM kills"
 	assert_output --partial "peak usage"
@@ -88,7 +88,7 @@ stress_cgroups() {
 @test "stress: SIGINT ends the run early with the summary and JSON" {
 	requires root memcg jq
 	local out=$BATS_TEST_TMPDIR/int.json
-	"$MPCTL_BIN" stress --duration 60s --limit 128M --json >"$out" 2>&1 &
+	"$MPCTL_BIN" stress --duration 60s --limit 256M --json >"$out" 2>&1 &
 	local pid=$!
 	MP_PIDS+=("$pid")
 	sleep 2
@@ -174,11 +174,11 @@ stress_cgroups() {
 @test "stress: --cgroup runs in an existing cgroup and leaves it in place" {
 	requires root memcg jq
 	local dir out=$BATS_TEST_TMPDIR/own.json
-	memcg own 96M
+	memcg own 512M
 	run -0 --separate-stderr "$MPCTL_BIN" stress --cgroup "$dir" \
 		--duration 3s --threads 2 --json
 	echo "$output" > "$out"
-	jq -e '.transient_cgroup == false and .limit_bytes == 100663296' "$out"
+	jq -e '.transient_cgroup == false and .limit_bytes == 536870912' "$out"
 	jq -e '.oom_kills == 0 and .chunks_freed > 0' "$out"
 	[ -d "$dir" ]
 }
