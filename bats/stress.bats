@@ -316,3 +316,15 @@ stress_cgroups() {
 	assert_success
 	[ ! -d "$root/mpctl-stress-$pid" ]
 }
+
+@test "stress: --swap is recorded in the parameters, no swap by default" {
+	requires root memcg jq
+	run -0 --separate-stderr "$MPCTL_BIN" stress --swap --duration 1s \
+		--limit 256M --json
+	jq -e '.parameters.swap == true and .oom_kills == 0' <<< "$output"
+	run -0 --separate-stderr "$MPCTL_BIN" stress --duration 1s \
+		--limit 256M --json
+	jq -e '.parameters.swap == false' <<< "$output"
+	run "$MPCTL_BIN" stress --swap=yes
+	[ "$status" -eq 64 ]
+}
