@@ -270,14 +270,21 @@ jq -s '.[0] as $a | .[1] as $b | $a | .scenarios |= map(. as $s |
 	-o "$out/report-$btag.json" || die "cannot summarize the pooled base"
 cmp_args=()
 [ -z "$threshold" ] || cmp_args=(--threshold "$threshold")
+# compare_with TAG NAME: the pooled base against report-TAG.json, the table
+# in $out/NAME.txt and the JSON in $out/NAME.json; --compare's status
+compare_with() {
+	local rc=0
+	"$mpctl" report --compare "${cmp_args[@]}" "$out/report-$btag.json" \
+		"$out/report-$1.json" >"$out/$2.txt" || rc=$?
+	"$mpctl" report --compare --json "${cmp_args[@]}" \
+		"$out/report-$btag.json" "$out/report-$1.json" >"$out/$2.json" ||
+		true
+	return $rc
+}
 crc=0
 if [ "$control" = 1 ]; then
 	boot "$base" "$base-control"
-	"$mpctl" report --compare "${cmp_args[@]}" "$out/report-$btag.json" \
-		"$out/report-$base-control.json" >"$out/control.txt" || crc=$?
-	"$mpctl" report --compare --json "${cmp_args[@]}" \
-		"$out/report-$btag.json" "$out/report-$base-control.json" \
-		>"$out/control.json" || true
+	compare_with "$base-control" control || crc=$?
 	case $crc in
 	0) msg "control: a third run of $base is not flagged" ;;
 	1) msg "control: a third run of $base is FLAGGED (see '$out/control.txt')" ;;
@@ -287,10 +294,8 @@ fi
 boot "$new" "$ntag" "$new_series"
 
 rc=0
-"$mpctl" report --compare "${cmp_args[@]}" "$out/report-$btag.json" \
-	"$out/report-$ntag.json" | tee "$out/compare.txt" || rc=${PIPESTATUS[0]}
-"$mpctl" report --compare --json "${cmp_args[@]}" "$out/report-$btag.json" \
-	"$out/report-$ntag.json" >"$out/compare.json" || true
+compare_with "$ntag" compare || rc=$?
+cat "$out/compare.txt"
 case $rc in
 0) msg "no regression from $btag to $ntag" ;;
 1) msg "REGRESSION from $btag to $ntag (see '$out/compare.txt')" ;;

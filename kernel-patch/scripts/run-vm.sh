@@ -118,13 +118,14 @@ bad_re+='KASAN:|kmemleak:|unreferenced object|UBSAN:|general protection fault|'
 bad_re+='possible recursive locking|inconsistent lock state|RCU stall|hung_task'
 ignore=$here/console-ignore.re
 
-# one boot of group $1; appends its results to $tap, sets bfail
+# one boot of group $1; appends its results to $tap.body, fails when the
+# boot did
 run_boot() {
 	local group=$1 console=$vdir/console-$flavour-$1.log
 	local tapraw=$vdir/tap-$flavour-$1.raw btap=$vdir/tap-$flavour-$1.txt
 	local secs t0 plan ran failed skipped splats timing boot_s s0 s1 suite_s line
+	local bfail=0
 
-	bfail=0
 	msg "boot $group ($accel, timeout ${VMTEST_TIMEOUT}s), console in '$console'"
 	t0=$(date +%s)
 	boot "$VMTEST_TIMEOUT" "$console" "$tapraw" "$append mpctl.boot=$group" \
@@ -198,6 +199,7 @@ run_boot() {
 	msg "$group: $ran tests, $failed failed, $skipped skipped; wall ${secs}s," \
 		"kernel boot ${boot_s:-?}s, suites ${suite_s:-?}s"
 	[ $bfail = 0 ] || msg "$group: FAILED (console: '$console', TAP: '$btap')"
+	return $bfail
 }
 
 fail=0
@@ -205,8 +207,7 @@ total=0
 rm -f "$tap" "$tap.body"
 : >"$tap.body"
 for group in ${VMTEST_BOOTS:-v2 v1}; do
-	run_boot "$group"
-	[ $bfail = 0 ] || fail=1
+	run_boot "$group" || fail=1
 done
 {
 	echo "1..$total"

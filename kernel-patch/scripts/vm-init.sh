@@ -96,7 +96,7 @@ case $group in
 v2) for f in /mpctl/bats/vm/*.bats; do
 	case ${f##*/} in *-v1-*) ;; *) suites+=("$f") ;; esac
     done ;;
-v1) for f in /mpctl/bats/vm/*-v1-*.bats; do suites+=("$f"); done ;;
+v1) suites=(/mpctl/bats/vm/*-v1-*.bats) ;;
 all) suites=(/mpctl/bats/vm) ;;
 repro) suites=(/mpctl/bats/vm-repro) ;;
 *) echo "MPCTL-INIT unknown mpctl.boot=$group"; exit 1 ;;
