@@ -122,7 +122,34 @@ if [ ! -f "$bdir/src.stamp" ] || [ "$(cat "$bdir/src.stamp")" != "$tar_id" ]; th
 	msg "unpacked in $(($(date +%s) - t0))s"
 fi
 
+# Files that come out of the new series as they were under the old one get
+# their old mtime back, so that switching series (a test-only patch on top,
+# a fix in one file) rebuilds only what changed, not every user of a header
+# the series touches.
+snapshot_tree() {
+	local f
+	rm -rf "$bdir/snap"
+	[ -s "$bdir/applied.files" ] || return 0
+	while IFS= read -r f; do
+		[ -f "$src/$f" ] || continue
+		mkdir -p "$(dirname "$bdir/snap/$f")"
+		cp -p "$src/$f" "$bdir/snap/$f"
+	done <"$bdir/applied.files"
+}
+
+keep_unchanged_mtimes() {
+	local f
+	[ -d "$bdir/snap" ] || return 0
+	(cd "$bdir/snap" && find . -type f -printf '%P\n') | while IFS= read -r f; do
+		if [ -f "$src/$f" ] && cmp -s "$bdir/snap/$f" "$src/$f"; then
+			touch -r "$bdir/snap/$f" "$src/$f"
+		fi
+	done
+	rm -rf "$bdir/snap"
+}
+
 if [ "$(cat "$bdir/applied.series" 2>/dev/null)" != "$series_id" ]; then
+	snapshot_tree
 	restore_tree
 	if [ ${#series[@]} -gt 0 ]; then
 		echo dirty >"$bdir/applied.series"
@@ -150,6 +177,7 @@ if [ "$(cat "$bdir/applied.series" 2>/dev/null)" != "$series_id" ]; then
 		find "$src" -name '*.rej' -o -name '*.orig' | grep -q . &&
 			die "stray .rej/.orig files in '$src'"
 	fi
+	keep_unchanged_mtimes
 	echo "$series_id" >"$bdir/applied.series"
 fi
 
