@@ -134,7 +134,7 @@ setup() {
 @test "register: monitor prints one JSON line per request" {
 	requires root memcg jq
 	shrinker_cg reg-mon 64M
-	mpctl_bg register --chunk 1M --cgroup "$SCG" --chunks 200 --keep \
+	monitor_bg register --chunk 1M --cgroup "$SCG" --chunks 200 --keep \
 		--count 2 --timeout 25s --json -v
 	spawn_in "${SCG_DIRS[@]}" -- sh -c "$(fill_cmd 300)"
 	wait_exit "$MP_BG_PID" 30
@@ -153,12 +153,12 @@ setup() {
 	requires root memcg
 	shrinker_cg reg-text 64M
 	# no chunks accounted: the shrinker has nothing to ask for
-	mpctl_bg register --chunk 1M --cgroup "$SCG" --timeout 2s -v
+	monitor_bg register --chunk 1M --cgroup "$SCG" --timeout 2s -v
 	spawn_in "${SCG_DIRS[@]}" -- sh -c "$(fill_cmd)"
 	wait_exit "$MP_BG_PID" 10
 	[ ! -s "$MP_BG_OUT" ]
 	shrinker_cg reg-text2 64M
-	mpctl_bg register --chunk 1M --cgroup "$SCG" --chunks 50 --count 1 --timeout 20s -v
+	monitor_bg register --chunk 1M --cgroup "$SCG" --chunks 50 --count 1 --timeout 20s -v
 	spawn_in "${SCG_DIRS[@]}" -- sh -c "$(fill_cmd)"
 	wait_exit "$MP_BG_PID" 25
 	run cat "$MP_BG_OUT"

@@ -69,3 +69,19 @@ shrinker_cg() {
 	fi
 }
 
+# monitor_bg ARGS...: mpctl_bg for a register monitor of $SCG. With the
+# kernel's shrinker on cgroup v1 (a mempressure hierarchy of its own), the
+# kernel asks a shrinker for the memory cgroup of the process that accounts
+# its chunks, so the monitor runs in that memcg, as the program it stands
+# for would.
+monitor_bg() {
+	local bin=$MPCTL_BIN
+	if [ -n "$(mempressure_root)" ]; then
+		printf '#!/bin/sh\necho $$ >"%s/cgroup.procs" || exit 1\nexec "%s" "$@"\n' \
+			"${SCG_DIRS[0]}" "$MPCTL_BIN" >"$BATS_TEST_TMPDIR/in-memcg"
+		chmod +x "$BATS_TEST_TMPDIR/in-memcg"
+		MPCTL_BIN=$BATS_TEST_TMPDIR/in-memcg
+	fi
+	mpctl_bg "$@" || { MPCTL_BIN=$bin; return 1; }
+	MPCTL_BIN=$bin
+}

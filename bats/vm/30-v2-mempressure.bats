@@ -4,7 +4,9 @@
 # The mempressure controller on cgroup v2: mempressure.level and
 # mempressure.shrinker opened O_RDWR, a write registers, POLLPRI tells that
 # a read has something.  Pressure comes from the same cgroup's memory.max
-# with memory.swap.max 0, memory and mempressure enabled together.
+# with memory.swap.max 0, memory and mempressure enabled together; the
+# shrinkers run in that cgroup, since the kernel asks a shrinker for the
+# memory cgroup its chunks are charged to.
 
 # BG_PIDS is set in setup() and each test, in the same subshell
 # shellcheck disable=SC2030,SC2031
@@ -115,7 +117,8 @@ hog() {
 @test "v2: bad mempressure.shrinker input gives an errno" {
 	local d s
 	d=$(cg bads)
-	for s in 0 -4096 abc 18446744073709551615; do
+	# a sign is a count, never a chunk size
+	for s in 0 -4096 +4096 abc 18446744073709551615; do
 		mp_run mpvm write "$d/mempressure.shrinker" "$s"
 		assert_line --index 0 "error: EINVAL"
 	done
@@ -132,7 +135,7 @@ hog() {
 @test "v2: shrinker requests under pressure never exceed what is registered" {
 	local d
 	d=$(cg shr 32M)
-	bg "$BATS_TEST_TMPDIR/s" mpvm v2-shrinker "$d" 65536 1000 -t 60000 -k
+	bg "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$d" -- mpvm v2-shrinker "$d" 65536 1000 -t 60000 -k
 	mp_run cat "$d/mempressure.shrinker"
 	assert_output "65536 1000"
 	hog "$d" 128M 15
@@ -150,8 +153,8 @@ hog() {
 @test "v2: several shrinkers with different chunk sizes are all served" {
 	local d
 	d=$(cg fair 32M)
-	bg "$BATS_TEST_TMPDIR/a" mpvm v2-shrinker "$d" 4096 4096 -t 60000 -k
-	bg "$BATS_TEST_TMPDIR/b" mpvm v2-shrinker "$d" 1048576 16 -t 60000 -k
+	bg "$BATS_TEST_TMPDIR/a" "$MP_IN_CG" "$d" -- mpvm v2-shrinker "$d" 4096 4096 -t 60000 -k
+	bg "$BATS_TEST_TMPDIR/b" "$MP_IN_CG" "$d" -- mpvm v2-shrinker "$d" 1048576 16 -t 60000 -k
 	mp_run cat "$d/mempressure.shrinker"
 	assert_line "4096 4096"
 	assert_line "1048576 16"

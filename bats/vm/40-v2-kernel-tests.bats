@@ -23,7 +23,7 @@ teardown() {
 	mp_ksft
 }
 
-@test "mp_load v2: memory.max 32M" {
+@test "mp_load v2: a program holding 24M under memory.max 32M frees what a 16M hog needs" {
 	requires prog:mp_load mempressure memcg
 	mp_v2_enable memory
 	mp_v2_enable mempressure
@@ -31,6 +31,6 @@ teardown() {
 	mkdir "$d"
 	echo 32M >"$d/memory.max"
 	[ ! -e "$d/memory.swap.max" ] || echo 0 >"$d/memory.swap.max"
-	mp_run mp_load v2 "$d" - 64 60
+	mp_run mp_load v2 "$d" - 24 16 60
 	mp_ksft
 }

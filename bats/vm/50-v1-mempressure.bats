@@ -5,7 +5,8 @@
 # mempressure.level and mempressure.shrinker.  Pressure comes from a v1
 # memory cgroup with a small limit and no swap (memory.swappiness 0); the
 # hog is in that memcg and in the mempressure cgroup under test, as the
-# two controllers cannot be co-mounted.
+# two controllers cannot be co-mounted.  Shrinkers run in that memcg: the
+# kernel asks a shrinker for the memory cgroup its chunks are charged to.
 
 # BG_PIDS is set in setup() and each test, in the same subshell
 # shellcheck disable=SC2030,SC2031
@@ -121,7 +122,7 @@ hog() {
 @test "v1: shrinker requests under pressure never exceed what is registered" {
 	memcg shr 32M
 	mkdir "$MP/shr"
-	bg "$BATS_TEST_TMPDIR/s" mpvm v1-shrinker "$MP/shr" 65536 1000 -t 60000 -k
+	bg "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$MEM/shr" -- mpvm v1-shrinker "$MP/shr" 65536 1000 -t 60000 -k
 	mp_run cat "$MP/shr/mempressure.shrinker"
 	assert_output "65536 1000"
 	hog shr 128M 15
@@ -136,7 +137,7 @@ hog() {
 @test "v1: kernel count after requests equals registered minus requested" {
 	memcg cnt 32M
 	mkdir "$MP/cnt"
-	bg "$BATS_TEST_TMPDIR/s" mpvm v1-shrinker "$MP/cnt" 65536 1000 -t 20000 -k \
+	bg "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$MEM/cnt" -- mpvm v1-shrinker "$MP/cnt" 65536 1000 -t 20000 -k \
 		-- "$MP_IN_CG" "$MEM/cnt" "$MP/cnt" -- stress-ng --vm 1 \
 		--vm-bytes 128M --vm-keep --timeout 10s --quiet
 	wait "${BG_PIDS[0]}" || true
@@ -152,8 +153,8 @@ hog() {
 	memcg fair 32M
 	mkdir "$MP/fair"
 	# the same 16M each, in 4K and in 1M chunks
-	bg "$BATS_TEST_TMPDIR/a" mpvm v1-shrinker "$MP/fair" 4096 4096 -t 60000 -k
-	bg "$BATS_TEST_TMPDIR/b" mpvm v1-shrinker "$MP/fair" 1048576 16 -t 60000 -k
+	bg "$BATS_TEST_TMPDIR/a" "$MP_IN_CG" "$MEM/fair" -- mpvm v1-shrinker "$MP/fair" 4096 4096 -t 60000 -k
+	bg "$BATS_TEST_TMPDIR/b" "$MP_IN_CG" "$MEM/fair" -- mpvm v1-shrinker "$MP/fair" 1048576 16 -t 60000 -k
 	mp_run cat "$MP/fair/mempressure.shrinker"
 	assert_line "4096 4096"
 	assert_line "1048576 16"

@@ -25,14 +25,14 @@ teardown() {
 	mp_ksft
 }
 
-@test "mp_load v1: a 32M memcg and a mempressure cgroup" {
+@test "mp_load v1: a program holding 24M in a 32M memcg frees what a 16M hog needs" {
 	requires prog:mp_load mempressure memcg
 	mp_v1_mount mempressure mempressure
 	mp_v1_mount memory memory
 	mkdir "$MP/kt" "$MEM/kt"
 	echo 0 >"$MEM/kt/memory.swappiness"
 	echo 32M >"$MEM/kt/memory.limit_in_bytes"
-	mp_run mp_load v1 "$MP/kt" "$MEM/kt" 64 60
+	mp_run mp_load v1 "$MP/kt" "$MEM/kt" 24 16 60
 	mp_ksft
 }
 

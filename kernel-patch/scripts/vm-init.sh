@@ -16,7 +16,9 @@
 #   mpctl.timeout=S   per-test timeout (default 300)
 #   mpctl.boot=GROUP  which suites: v2 (default) those of /mpctl/bats/vm
 #                     without "-v1-" in their name, v1 those with it, all
-#                     every one, repro those of /mpctl/bats/vm-repro
+#                     every one, repro those of /mpctl/bats/vm-repro,
+#                     bench-v2 and bench-v1 the benchmarks of
+#                     /mpctl/bats/vm-bench for that layout
 set -euo pipefail
 
 export PATH=/mpctl/bin:/usr/bin
@@ -99,6 +101,8 @@ v2) for f in /mpctl/bats/vm/*.bats; do
 v1) suites=(/mpctl/bats/vm/*-v1-*.bats) ;;
 all) suites=(/mpctl/bats/vm) ;;
 repro) suites=(/mpctl/bats/vm-repro) ;;
+bench-v2) suites=(/mpctl/bats/vm-bench/*-v2-*.bats) ;;
+bench-v1) suites=(/mpctl/bats/vm-bench/*-v1-*.bats) ;;
 *) echo "MPCTL-INIT unknown mpctl.boot=$group"; exit 1 ;;
 esac
 echo "MPCTL-INIT boot group $group: ${suites[*]##*/}"

@@ -1,22 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mp_load - cause memory pressure and count mempressure notifications
+ * mp_load - a cooperating program under memory pressure
  *
- * usage: mp_load v1|v2 MPCG MEMCG MB [SECONDS]
+ * usage: mp_load v1|v2 MPCG MEMCG HOLD_MB HOG_MB [SECONDS]
  *
  * MPCG is the mempressure cgroup to listen to: on v1 a cgroup of a
  * mempressure-only mount, on v2 a cgroup with mempressure enabled.
- * MEMCG is a memory cgroup the hog joins as well (v1: a cgroup of the
- * memory mount, limited by the caller), or "-" for none (v2: MPCG is
- * the memory cgroup too; v1: global pressure).
+ * MEMCG is a memory cgroup to join as well (v1: a cgroup of the memory
+ * mount, limited by the caller), or "-" for none (v2: MPCG is the memory
+ * cgroup too; v1: global pressure).
  *
- * Registers level listeners for low, medium and oom and a shrinker of
- * 1 MiB chunks holding MB chunks, then forks a hog that joins the cgroups
- * and touches MB MiB of anonymous memory three times. Counts the level
- * events and the chunks the kernel asks to free for up to SECONDS
- * (default 30). Prints one line of counts. Exits 0 when a low event
- * arrived and the chunks asked for plus the chunks left equal MB, 1
- * otherwise.
+ * Joins the cgroups, registers level listeners for low, medium and oom and
+ * a shrinker of 1 MiB chunks, allocates and touches HOLD_MB chunks and
+ * accounts them, then forks a hog that touches HOG_MB MiB of anonymous
+ * memory three times. Frees the chunks the kernel asks for and counts
+ * them and the level events for up to SECONDS (default 30). Prints one
+ * line of counts. Exits 0 when the hog was not killed, a low event
+ * arrived, chunks were asked for and freed, and the chunks asked for plus
+ * the chunks left equal HOLD_MB; 1 otherwise.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -67,16 +68,12 @@ static void write_at(const char *dir, const char *name, const char *str)
 	close(fd);
 }
 
-static void hog(const char *mpcg, const char *memcg, long mb)
+static void hog(long mb)
 {
 	size_t size = (size_t)mb * CHUNK;
 	char *mem;
 	int pass;
 	size_t i;
-
-	write_at(mpcg, "cgroup.procs", "0");
-	if (strcmp(memcg, "-"))
-		write_at(memcg, "cgroup.procs", "0");
 
 	mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -93,27 +90,71 @@ static uint64_t parse_u64(const char *buf)
 	return strtoull(buf, NULL, 10);
 }
 
+/* The chunks the program holds, freed from the oldest on. */
+static char **held;
+static long nheld, first;
+
+static void hold(long mb)
+{
+	long i;
+
+	held = calloc(mb, sizeof(*held));
+	if (!held)
+		die("cannot allocate", "chunk table");
+	for (i = 0; i < mb; i++) {
+		held[i] = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (held[i] == MAP_FAILED)
+			die("cannot map", "chunk");
+		memset(held[i], 0x5a, CHUNK);
+	}
+	nheld = mb;
+}
+
+static uint64_t release(uint64_t n)
+{
+	uint64_t freed = 0;
+
+	while (n-- && first < nheld) {
+		munmap(held[first++], CHUNK);
+		freed++;
+	}
+	return freed;
+}
+
 int main(int argc, char **argv)
 {
-	uint64_t count[NR_FDS] = { 0 }, left = 0, requests = 0;
+	uint64_t count[NR_FDS] = { 0 }, left = 0, requests = 0, freed = 0;
 	struct pollfd pfd[NR_FDS];
 	int v2, i, status, done = 0;
 	const char *mpcg, *memcg;
 	char buf[256];
 	time_t end, hog_end = 0;
-	long mb, secs = 30;
+	long mb, hog_mb, secs = 30;
 	pid_t pid;
 
-	if (argc < 5 || (strcmp(argv[1], "v1") && strcmp(argv[1], "v2"))) {
-		fprintf(stderr, "usage: mp_load v1|v2 MPCG MEMCG MB [SECONDS]\n");
+	if (argc < 6 || (strcmp(argv[1], "v1") && strcmp(argv[1], "v2"))) {
+		fprintf(stderr,
+			"usage: mp_load v1|v2 MPCG MEMCG HOLD_MB HOG_MB [SECONDS]\n");
 		return 64;
 	}
 	v2 = !strcmp(argv[1], "v2");
 	mpcg = argv[2];
 	memcg = argv[3];
 	mb = atol(argv[4]);
-	if (argc > 5)
-		secs = atol(argv[5]);
+	hog_mb = atol(argv[5]);
+	if (argc > 6)
+		secs = atol(argv[6]);
+	if (mb <= 0 || hog_mb <= 0 || secs <= 0) {
+		fprintf(stderr, "mp_load: HOLD_MB, HOG_MB and SECONDS must be above 0\n");
+		return 64;
+	}
+
+	/* The chunks are charged where the program runs: join first. */
+	write_at(mpcg, "cgroup.procs", "0");
+	if (strcmp(memcg, "-"))
+		write_at(memcg, "cgroup.procs", "0");
+	hold(mb);
 
 	if (v2) {
 		for (i = 0; i < 3; i++) {
@@ -159,7 +200,7 @@ int main(int argc, char **argv)
 	if (pid < 0)
 		die("cannot fork", "hog");
 	if (!pid)
-		hog(mpcg, memcg, mb);
+		hog(hog_mb);
 
 	end = time(NULL) + secs;
 	while (time(NULL) < end && !(done && time(NULL) > hog_end)) {
@@ -186,8 +227,10 @@ int main(int argc, char **argv)
 				n = parse_u64(i < 3 ? strchr(buf, ' ') + 1 : buf);
 			}
 			count[i] += n;
-			if (i == 3 && n)
+			if (i == 3 && n) {
 				requests++;
+				freed += release(n);
+			}
 		}
 	}
 	if (!done) {
@@ -207,9 +250,10 @@ int main(int argc, char **argv)
 
 	printf("hog %s, events low %" PRIu64 " medium %" PRIu64 " oom %"
 	       PRIu64 ", shrinker requests %" PRIu64 " chunks %" PRIu64
-	       " left %" PRIu64 " of %ld\n",
+	       " freed %" PRIu64 " left %" PRIu64 " of %ld\n",
 	       WIFSIGNALED(status) ? "killed" : "exited", count[0], count[1],
-	       count[2], requests, count[3], left, mb);
+	       count[2], requests, count[3], freed, left, mb);
 
-	return count[0] && count[3] + left == (uint64_t)mb ? 0 : 1;
+	return !WIFSIGNALED(status) && count[0] && requests && freed &&
+	       count[3] + left == (uint64_t)mb ? 0 : 1;
 }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# The kernel shrinker benchmark on cgroup v2 (boot group bench-v2).
+
+load bench
+
+setup() {
+	bench_setup
+	mp_v2_enable memory
+	mp_v2_enable mempressure
+}
+
+@test "bench v2: kernel shrinker alone, no swap" {
+	bench_stress v2 noswap
+}
+
+@test "bench v2: kernel shrinker alone, zram swap" {
+	requires swap
+	bench_stress v2 swap --swap
+}

@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-2.0
+# The kernel shrinker benchmark inside the VM (boot groups bench-v2 and
+# bench-v1, see bench/vm-kernel-shrinker.sh): mpctl stress with the
+# kernel's shrinker alone, RUNS times, one summary line per run on the TAP
+# as "# BENCH {json}".  Kernel parameters: mpctl.runs=N (default 10),
+# mpctl.lru_gen=y|n (MGLRU on or off for the runs), preempt= as usual.
+
+load ../vm/helpers
+
+bench_arg() {
+	local a
+	for a in $(cat /proc/cmdline); do
+		case $a in "mpctl.$1="*) echo "${a#*=}"; return ;; esac
+	done
+	echo "$2"
+}
+
+bench_setup() {
+	local lg
+	requires vm root mempressure memcg mpctl
+	lg=$(bench_arg lru_gen "")
+	if [ -n "$lg" ]; then
+		[ -w /sys/kernel/mm/lru_gen/enabled ] ||
+			fail "mpctl.lru_gen=$lg but no /sys/kernel/mm/lru_gen/enabled"
+		echo "$lg" >/sys/kernel/mm/lru_gen/enabled
+	fi
+}
+
+# bench_stress LAYOUT MODE [ARGS...]: RUNS stress runs, a BENCH line each
+bench_stress() {
+	local layout=$1 mode=$2 runs i doc lg preempt
+	shift 2
+	runs=$(bench_arg runs 10)
+	lg=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo none)
+	preempt=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' /sys/kernel/debug/sched/preempt 2>/dev/null)
+	[ -n "$preempt" ] || preempt=$(bench_arg preempt default)
+	for i in $(seq "$runs"); do
+		doc=$BATS_TEST_TMPDIR/run-$i.json
+		mpctl stress --no-assist -b mempressure --chunk 1M --threads 4 \
+			--overcommit 2 --duration 10s --limit 128M --json "$@" \
+			>"$doc" 2>"$BATS_TEST_TMPDIR/err" || true
+		jq -e .schema "$doc" >/dev/null 2>&1 ||
+			fail "run $i left no stress document: $(cat "$BATS_TEST_TMPDIR/err")"
+		jq -c --arg layout "$layout" --arg mode "$mode" --argjson run "$i" \
+			--arg lru_gen "$lg" --arg preempt "$preempt" --arg kernel "$(uname -r)" '
+			(.memory_high_bytes // .limit_bytes) as $reclaim_at |
+			([.timeline[] | select(.usage_bytes >= $reclaim_at - 4 * 1048576) | .t_ms] | first) as $t_reclaim |
+			([.timeline[] | select(.requests > 0) | .t_ms] | first) as $t_request |
+			{kernel: $kernel, layout: $layout, mode: $mode, run: $run,
+			 lru_gen: $lru_gen, preempt: $preempt,
+			 exit_reason, oom_kills, reclaim_requests, chunks_freed,
+			 chunks_allocated, peak_usage_bytes, limit_bytes,
+			 memory_high_bytes, swap_growth_bytes,
+			 latency_p50_ns: .reclaim_latency.p50_ns,
+			 latency_p99_ns: .reclaim_latency.p99_ns,
+			 first_reclaim_ms: $t_reclaim, first_request_ms: $t_request}' \
+			"$doc" | sed 's/^/# BENCH /' >&3
+	done
+}

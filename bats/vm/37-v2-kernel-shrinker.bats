@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel alone keeps cooperating programs alive on cgroup v2: no
+# emulator, no usage early warning. Each test fails when the program was
+# OOM-killed, when no memory came back, or when the requests went to the
+# wrong cgroup: the limit sits on a parent, the programs in its children.
+
+# BG_PIDS is set in setup() and each test, in the same subshell
+# shellcheck disable=SC2030,SC2031
+load helpers
+
+setup() {
+	requires vm root mempressure memcg
+	mp_v2_enable memory
+	mp_v2_enable mempressure
+	BG_PIDS=()
+}
+
+teardown() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	mp_v2_release
+}
+
+# parent NAME LIMIT CHILD...: a parent with memory.max LIMIT and no swap,
+# its children with memory and mempressure enabled
+parent() {
+	local d=$MP_V2/t-$1 c
+	mkdir -p "$d"
+	echo "$2" >"$d/memory.max"
+	[ ! -e "$d/memory.swap.max" ] || echo 0 >"$d/memory.swap.max"
+	echo "+memory +mempressure" >"$d/cgroup.subtree_control"
+	shift 2
+	for c in "$@"; do
+		mkdir -p "$d/$c"
+	done
+	echo "$d"
+}
+
+# bg OUT CGDIR ARGS...: an mpvm shrinker in CGDIR, once it registered
+bg() {
+	local out=$1 cg=$2
+	shift 2
+	"$MP_IN_CG" "$cg" -- mpvm "$@" >"$out" 2>&1 &
+	BG_PIDS+=($!)
+	mp_wait_line "$out" '^(registered|error)' 100 ||
+		fail "'$*' did not register: $(cat "$out")"
+	if grep -q '^error' "$out"; then
+		fail "'$*': $(cat "$out")"
+	fi
+}
+
+stop_bg() {
+	kill -TERM "${BG_PIDS[@]}" 2>/dev/null || true
+	wait "${BG_PIDS[@]}" || true
+	BG_PIDS=()
+}
+
+hog() {
+	"$MP_IN_CG" "$1" -- stress-ng --vm 1 --vm-bytes "$2" --vm-keep \
+		--timeout "${3}s" --quiet || true
+}
+
+# chunks asked of an mpvm shrinker, from its output
+asked() {
+	awk '/^request/ { s += $2 } END { print s + 0 }' "$1"
+}
+
+oom_kills() {
+	sed -n 's/^oom_kill //p' "$1/memory.events"
+}
+
+@test "v2 kernel alone: mpctl stress --no-assist, 4 threads, twice a 128M limit, 0 OOM kills" {
+	requires mpctl
+	mp_run mpctl stress --no-assist -b mempressure --chunk 1M --threads 4 \
+		--overcommit 2 --duration 10s --limit 128M --json
+	assert_success
+	echo "$output" | jq -e '.exit_reason == "duration" and .oom_kills == 0 and
+		.emulator == null and .early_warning == false and
+		.reclaim_requests > 0 and .chunks_freed > 0 and
+		.peak_usage_bytes <= .limit_bytes' >&2 ||
+		fail "stress document: $output"
+}
+
+@test "v2 kernel alone: the limit on a parent, a program in a child is asked and survives" {
+	requires mpctl
+	local d
+	d=$(parent plim 48M app)
+	mp_run "$MP_IN_CG" "$d/app" -- mpvm v2-shrinker "$d/app" 1048576 40 -a \
+		-t 30000 -- stress-ng --vm 1 --vm-bytes 24M --vm-keep --timeout 10s --quiet
+	assert_success
+	assert_line --regexp '^request [1-9]'
+	refute_line --regexp '^over'
+	[ "$(oom_kills "$d")" = 0 ] || fail "OOM kills: $(oom_kills "$d")"
+}
+
+@test "v2 kernel alone: siblings under one limit are asked in proportion to what they hold" {
+	local d a b
+	d=$(parent sib 64M a b hog)
+	bg "$BATS_TEST_TMPDIR/a" "$d/a" v2-shrinker "$d/a" 1048576 24 -a -t 60000 -k
+	bg "$BATS_TEST_TMPDIR/b" "$d/b" v2-shrinker "$d/b" 1048576 6 -a -t 60000 -k
+	hog "$d/hog" 64M 10
+	stop_bg
+	a=$(asked "$BATS_TEST_TMPDIR/a")
+	b=$(asked "$BATS_TEST_TMPDIR/b")
+	echo "asked: 24M holder $a chunks, 6M holder $b chunks" >&2
+	[ "$a" -gt 0 ] || fail "the 24M holder was never asked"
+	[ "$b" -gt 0 ] || fail "the 6M holder was never asked"
+	# 4:1 held; a factor 2.5 either way is still "in proportion"
+	[ $((a * 10)) -ge $((b * 16)) ] && [ "$a" -le $((b * 10)) ] ||
+		fail "not in proportion to what they hold: $a vs $b"
+	! grep -q '^over' "$BATS_TEST_TMPDIR/a" "$BATS_TEST_TMPDIR/b" ||
+		fail "a shrinker was asked for more than it held"
+}
+
+@test "v2 kernel alone: a claim of 2^62 bytes does not starve an honest shrinker" {
+	local d h
+	d=$(parent lie 48M app hog)
+	# the liar holds nothing and claims 2^50 chunks of 4 KiB
+	bg "$BATS_TEST_TMPDIR/liar" "$d/app" v2-shrinker "$d/app" 4096 \
+		1125899906842624 -t 60000 -k
+	bg "$BATS_TEST_TMPDIR/honest" "$d/app" v2-shrinker "$d/app" 1048576 16 \
+		-a -t 60000 -k
+	hog "$d/hog" 64M 10
+	stop_bg
+	h=$(asked "$BATS_TEST_TMPDIR/honest")
+	echo "asked: honest $h chunks, liar $(asked "$BATS_TEST_TMPDIR/liar") chunks" >&2
+	[ "$h" -gt 0 ] || fail "the honest shrinker was never asked"
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel alone keeps a cooperating program alive on cgroup v1, where
+# the mempressure and memory controllers sit on separate hierarchies: the
+# shrinker is asked for the memory cgroup its chunks are charged to.
+
+# BG_PIDS is set in setup() and each test, in the same subshell
+# shellcheck disable=SC2030,SC2031
+load helpers
+
+MP=$MP_CG/mempressure
+MEM=$MP_CG/memory
+
+setup() {
+	requires vm root mempressure memcg
+	mp_v1_mount mempressure mempressure
+	mp_v1_mount memory memory
+}
+
+teardown() {
+	rmdir "$MEM/kp/app" "$MEM/kp" "$MP/kp" 2>/dev/null || true
+	mp_v1_umount mempressure
+	mp_v1_umount memory
+}
+
+@test "v1 kernel alone: mpctl stress --no-assist, 4 threads, twice a 128M limit, 0 OOM kills" {
+	requires mpctl
+	mp_run mpctl stress --no-assist -b mempressure --chunk 1M --threads 4 \
+		--overcommit 2 --duration 10s --limit 128M --json
+	assert_success
+	echo "$output" | jq -e '.exit_reason == "duration" and .oom_kills == 0 and
+		.emulator == null and .early_warning == false and
+		.reclaim_requests > 0 and .chunks_freed > 0 and
+		.peak_usage_bytes <= .limit_bytes' >&2 ||
+		fail "stress document: $output"
+}
+
+@test "v1 kernel alone: the limit on a parent memcg, a program in a child is asked and survives" {
+	mkdir -p "$MEM/kp/app" "$MP/kp"
+	echo 48M >"$MEM/kp/memory.limit_in_bytes"
+	echo 0 >"$MEM/kp/memory.swappiness"
+	echo 0 >"$MEM/kp/app/memory.swappiness"
+	mp_run "$MP_IN_CG" "$MEM/kp/app" "$MP/kp" -- mpvm v1-shrinker "$MP/kp" \
+		1048576 40 -a -t 30000 -- stress-ng --vm 1 --vm-bytes 24M --vm-keep \
+		--timeout 10s --quiet
+	assert_success
+	assert_line --regexp '^request [1-9]'
+	refute_line --regexp '^over'
+	[ "$(sed -n 's/^oom_kill //p' "$MEM/kp/memory.oom_control")" = 0 ] ||
+		fail "OOM kills: $(cat "$MEM/kp/memory.oom_control")"
+}
