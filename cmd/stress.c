@@ -104,7 +104,7 @@ static const struct argp_option options[] = {
 	{ "no-assist", OPT_NO_ASSIST, NULL, 0,
 	  "kernel shrinker alone, without the usage early warning", 0 },
 	{ "no-throttle", OPT_NO_THROTTLE, NULL, 0,
-	  "cgroup2: no memory.high on the transient cgroup", 0 },
+	  "no memory.high (cgroup2) or soft limit (v1) on the transient cgroup", 0 },
 	{ "swap", OPT_SWAP, NULL, 0,
 	  "let the transient cgroup swap (default: no swap)", 0 },
 	{ "cgroup", 'c', "PATH", 0,
@@ -467,6 +467,15 @@ static int setup_cgroups(struct run *r, struct mp_err *err)
 				cg_write_u64(&r->cg,
 					     "memory.memsw.limit_in_bytes",
 					     o->limit);
+			/*
+			 * v1 has no memory.high; for userspace shrinkers the
+			 * patched kernel gives the soft limit its part (see
+			 * mempressure(7)), elsewhere it only guides global
+			 * reclaim.
+			 */
+			if (!o->no_throttle)
+				cg_write_u64(&r->cg, "memory.soft_limit_in_bytes",
+					     r->high_bytes);
 		} else {
 			if (cg_write_u64(&r->cg, "memory.max", o->limit))
 				return mp_errf(err, -1, errno,
@@ -915,8 +924,7 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 	json_object_set_new(doc, "cgroup", json_string(r->cg.path));
 	json_object_set_new(doc, "transient_cgroup", json_boolean(r->created));
 	json_object_set_new(doc, "memory_high_bytes",
-			    r->created && r->cg.hier.version == MP_CG_V2 &&
-			    !o->no_throttle ?
+			    r->created && !o->no_throttle ?
 			    json_integer((json_int_t)r->high_bytes) :
 			    json_null());
 	json_object_set_new(doc, "duration_ns",

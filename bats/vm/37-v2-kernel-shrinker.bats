@@ -5,6 +5,9 @@
 # emulator, no usage early warning. Each test fails when the program was
 # OOM-killed, when no memory came back, or when the requests went to the
 # wrong cgroup: the limit sits on a parent, the programs in its children.
+# As mempressure.rst advises, the parent has memory.high below memory.max:
+# over memory.high the kernel waits for the requests to be read, at
+# memory.max it does not.
 
 # BG_PIDS is set in setup() and each test, in the same subshell
 # shellcheck disable=SC2030,SC2031
@@ -26,12 +29,13 @@ teardown() {
 	mp_v2_release
 }
 
-# parent NAME LIMIT CHILD...: a parent with memory.max LIMIT and no swap,
-# its children with memory and mempressure enabled
+# parent NAME LIMIT CHILD...: a parent with memory.max LIMIT, memory.high
+# 3/4 of it and no swap, its children with memory and mempressure enabled
 parent() {
 	local d=$MP_V2/t-$1 c
 	mkdir -p "$d"
 	echo "$2" >"$d/memory.max"
+	echo $(($(cat "$d/memory.max") / 4 * 3)) >"$d/memory.high"
 	[ ! -e "$d/memory.swap.max" ] || echo 0 >"$d/memory.swap.max"
 	echo "+memory +mempressure" >"$d/cgroup.subtree_control"
 	shift 2
@@ -120,9 +124,9 @@ oom_kills() {
 @test "v2 kernel alone: a claim of 2^62 bytes does not starve an honest shrinker" {
 	local d h
 	d=$(parent lie 48M app hog)
-	# the liar holds nothing and claims 2^50 chunks of 4 KiB
-	bg "$BATS_TEST_TMPDIR/liar" "$d/app" v2-shrinker "$d/app" 4096 \
-		1125899906842624 -t 60000 -k
+	# the liar holds nothing and claims 1024 chunks of 2^52 bytes
+	bg "$BATS_TEST_TMPDIR/liar" "$d/app" v2-shrinker "$d/app" \
+		4503599627370496 1024 -t 60000 -k
 	bg "$BATS_TEST_TMPDIR/honest" "$d/app" v2-shrinker "$d/app" 1048576 16 \
 		-a -t 60000 -k
 	hog "$d/hog" 64M 10

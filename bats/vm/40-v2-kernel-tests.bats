@@ -23,13 +23,15 @@ teardown() {
 	mp_ksft
 }
 
-@test "mp_load v2: a program holding 24M under memory.max 32M frees what a 16M hog needs" {
+@test "mp_load v2: a program holding 24M under memory.max 32M (high 28M) frees what a 16M hog needs" {
 	requires prog:mp_load mempressure memcg
 	mp_v2_enable memory
 	mp_v2_enable mempressure
 	local d=$MP_V2/t-load
 	mkdir "$d"
 	echo 32M >"$d/memory.max"
+	# over memory.high the kernel waits for the program's answer
+	echo 28M >"$d/memory.high"
 	[ ! -e "$d/memory.swap.max" ] || echo 0 >"$d/memory.swap.max"
 	mp_run mp_load v2 "$d" - 24 16 60
 	mp_ksft
