@@ -5,6 +5,9 @@
 #   make initramfs  KVER=6.12 DEBUG=0   build/vm-$(KVER)/initramfs-*.cpio.gz
 #   make vmtest     KVER=6.12 DEBUG=0   boot it under qemu, run bats/vm, print TAP
 #   make vmtest-all           DEBUG=0   vmtest for every KERNEL_VERSIONS
+#   make bench-kernel-shrinker KVER=6.12 BENCH_ARGS="-r 10 -g y -p full"
+#                                       the kernel's shrinker alone, measured
+#                                       in the VM (bench-kernel-shrinker.sh)
 #   make kernel-clean                   remove the kernel trees and VM images
 #
 # DEBUG=1 adds kernel-patch/config/debug.config (lockdep, KASAN, list and
@@ -30,6 +33,9 @@ initramfs: kernel
 vmtest: initramfs
 	$(KSCRIPTS)/run-vm.sh $(KVER) $(DEBUG)
 
+bench-kernel-shrinker: initramfs
+	$(KSCRIPTS)/bench-kernel-shrinker.sh $(BENCH_ARGS) $(KVER) $(DEBUG)
+
 vmtest-all:
 	@rc=0; for v in $(KERNEL_VERSIONS); do \
 		$(MAKE) --no-print-directory vmtest KVER=$$v DEBUG=$(DEBUG) || rc=1; \
@@ -39,4 +45,4 @@ kernel-clean:
 	rm -rf $(foreach v,$(KERNEL_VERSIONS),build/linux-$(v) build/vm-$(v)) \
 		build/kvm-verdict
 
-.PHONY: kernel initramfs vmtest vmtest-all kernel-clean
+.PHONY: kernel initramfs vmtest vmtest-all kernel-clean bench-kernel-shrinker
