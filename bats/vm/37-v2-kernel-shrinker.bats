@@ -135,3 +135,25 @@ oom_kills() {
 	echo "asked: honest $h chunks, liar $(asked "$BATS_TEST_TMPDIR/liar") chunks" >&2
 	[ "$h" -gt 0 ] || fail "the honest shrinker was never asked"
 }
+
+@test "v2 races: closing, forking and concurrent counts under reclaim" {
+	requires prog:mp_race
+	local d
+	d=$(parent race 32M app)
+	mp_run mp_race v2 "$d/app" - 20
+	assert_success
+	assert_output --regexp '^rounds [1-9][0-9]* writes [1-9][0-9]* requests [0-9]+ unexpected errors 0$'
+	# a removal with a live registration (held from the root cgroup, bound
+	# to app's memcg) while reclaim in app goes on
+	bg "$BATS_TEST_TMPDIR/s" "$MP_V2" v2-shrinker "$d/app" 4096 100000 -t 60000 -k
+	"$MP_IN_CG" "$d/app" -- stress-ng --vm 1 --vm-bytes 64M --vm-keep \
+		--timeout 30s --quiet &
+	BG_PIDS+=($!)
+	sleep 2
+	kill -9 "${BG_PIDS[-1]}"
+	mp_cg_rmtree "$d"
+	stop_bg
+	[ ! -d "$d/app" ] || fail "'$d/app' is still there"
+	mp_run cat "$BATS_TEST_TMPDIR/s"
+	assert_line --regexp '^request [1-9]'
+}

@@ -50,3 +50,14 @@ teardown() {
 	[ "$(sed -n 's/^oom_kill //p' "$MEM/kp/memory.oom_control")" = 0 ] ||
 		fail "OOM kills: $(cat "$MEM/kp/memory.oom_control")"
 }
+
+@test "v1 races: closing, forking, concurrent counts and rmdir under reclaim" {
+	requires prog:mp_race
+	mkdir -p "$MEM/kp" "$MP/kp"
+	echo 32M >"$MEM/kp/memory.limit_in_bytes"
+	echo 0 >"$MEM/kp/memory.swappiness"
+	mp_run mp_race v1 "$MP/kp" "$MEM/kp" 20
+	assert_success
+	assert_output --regexp '^rounds [1-9][0-9]* writes [1-9][0-9]* requests [0-9]+ unexpected errors 0$'
+	[ ! -d "$MP/kp" ] || fail "mp_race did not remove '$MP/kp'"
+}
