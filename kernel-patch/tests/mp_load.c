@@ -199,8 +199,11 @@ int main(int argc, char **argv)
 	pid = fork();
 	if (pid < 0)
 		die("cannot fork", "hog");
-	if (!pid)
+	if (!pid) {
+		/* the chunks must not stay mapped, and charged, in the hog */
+		release(nheld);
 		hog(hog_mb);
+	}
 
 	end = time(NULL) + secs;
 	while (time(NULL) < end && !(done && time(NULL) > hog_end)) {
