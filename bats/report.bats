@@ -202,7 +202,7 @@ synth() {
 	echo "$output" | jq -e '.rows[0] | .verdict == "worse" and
 		.p_value == 0.004545 and .p_min == 0.004545 and
 		.samples == [9, 3] and .base_boots == 3 and
-		.boot_interval > 0 and .min_effect_pct == 5 and
+		.boot_interval > 0 and .min_effect_pct == 2 and
 		.mde_pct > 0 and .mde_pct < 10 and .shift == -10'
 	mpctl report --compare --json base.json same.json
 	assert_success
