@@ -10,7 +10,7 @@
 # Environment: MPCTL_VM=0 leaves out the VM suites and the comparison (see
 # kernel-patch/README-harness.md), MPCTL_COMPARE=0 only the comparison
 # (MPCTL_COMPARE_BOOTS, default 3: boots per kernel; MPCTL_COMPARE_DURATION,
-# default 3s: each report run; MPCTL_COMPARE_JOBS, default 2: VMs at once);
+# default 2s: each report run; MPCTL_COMPARE_JOBS, default 2: VMs at once);
 # KERNEL_VERSIONS (default "6.1 6.12") and VM_DEBUG (default 0; 1: lockdep,
 # KASAN, list debugging) choose the kernels; MPCTL_KERNEL_CACHE (default
 # /var/cache/mpctl-kernels) keeps the kernel trees across clones, so a
@@ -86,7 +86,7 @@ if [ $host_only = 0 ]; then
 			# each kernel booted $boots times, boots two at a time
 			# (icount timings do not depend on the host's load)
 			boots=${MPCTL_COMPARE_BOOTS:-3}
-			cargs=(-M det -d "${MPCTL_COMPARE_DURATION:-3s}" -r 3
+			cargs=(-M det -d "${MPCTL_COMPARE_DURATION:-2s}" -r 3
 			       -j "${MPCTL_COMPARE_JOBS:-2}")
 			echo "== mpctl report on 6.1 and 6.12, deterministic, $boots boots each, compared"
 			cmpdir=build/compare
