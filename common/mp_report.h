@@ -7,8 +7,8 @@
  * the documents of its runs ("runs", as "mpctl stress --json" writes them)
  * and, per metric, a summary of the samples taken from those runs
  * ("metrics": {"<name>": {"median", "min", "max", "spread_pct", "n",
- * "samples"[, "boot_medians"]}}). Comparison works on the summaries only, so it needs
- * nothing but the two documents. Nothing here prints.
+ * "samples"[, "boot_medians"]}}). Comparison works on the summaries only,
+ * so it needs nothing but the two documents. Nothing here prints.
  */
 #ifndef MP_REPORT_H
 #define MP_REPORT_H
