@@ -20,12 +20,12 @@
 # Both modes take the same guest memory (VMTEST_MEM, default 1G) and the
 # same base kernel command line for every kernel.
 #
-# Why one vCPU in det mode: with "-smp 2" and any icount setting tried
-# (shift 0..5, align=off, -rtc clock=vm, tsc=reliable, clocksource=jiffies,
-# no_timer_check) the 6.1 guest hangs at "x86: Booting SMP configuration"
-# under qemu 7.2: the second vCPU's INIT/SIPI wait loop spins in the
-# single-threaded icount round robin without advancing the virtual clock
-# the boot CPU waits on. See README-harness.md, "Deterministic mode".
+# Why one vCPU in det mode (README-harness.md, "Two vCPUs under icount"):
+# with "-smp 2" and icount (shift 0 and 2; clocksource=jiffies,
+# tsc=reliable, no_timer_check; -cpu max, -cpu Haswell) the 6.1 guest hangs
+# at "x86: Booting SMP configuration" under qemu 7.2, where qemu runs every
+# vCPU round-robin in one thread; 6.12 boots, but its timings then depend
+# on the host again (listen p50 1096% apart between boots).
 #
 # Environment read by mp_qemu_setup:
 #   VMTEST_MODE          tcg | det
