@@ -42,7 +42,7 @@ MP_DET_SHIFT=2
 # (every qemu argument but the kernel, initrd and serial ports) and
 # mp_qemu_append (the base kernel command line)
 mp_qemu_setup() {
-	local accel=${VMTEST_ACCEL:-tcg} smp shift
+	local accel=${VMTEST_ACCEL:-tcg} smp ishift
 	mp_qemu_mode=${VMTEST_MODE:-tcg}
 	mp_qemu_args=(-nographic -nodefaults -no-user-config -no-reboot
 		      -m "${VMTEST_MEM:-1G}")
@@ -61,16 +61,16 @@ mp_qemu_setup() {
 		;;
 	det)
 		smp=${VMTEST_SMP:-1}
-		shift=${VMTEST_ICOUNT_SHIFT:-$MP_DET_SHIFT}
-		case $shift in
+		ishift=${VMTEST_ICOUNT_SHIFT:-$MP_DET_SHIFT}
+		case $ishift in
 		[0-9] | 10) ;;
-		*) echo "qemu-cmd: VMTEST_ICOUNT_SHIFT='$shift': 0..10" >&2
+		*) echo "qemu-cmd: VMTEST_ICOUNT_SHIFT='$ishift': 0..10" >&2
 		   return 1 ;;
 		esac
-		mp_qemu_args+=(-accel tcg -icount "shift=$shift,sleep=off"
+		mp_qemu_args+=(-accel tcg -icount "shift=$ishift,sleep=off"
 			       -rtc clock=vm -smp "$smp")
 		mp_qemu_append+=" nokaslr norandmaps"
-		mp_qemu_desc="det icount shift=$shift smp=$smp"
+		mp_qemu_desc="det icount shift=$ishift smp=$smp"
 		;;
 	*)
 		echo "qemu-cmd: VMTEST_MODE='$mp_qemu_mode': tcg or det" >&2
