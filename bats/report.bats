@@ -102,11 +102,16 @@ png_size() {
 	mpctl report --compare --json "$FIX/report-base.json" "$FIX/report-regressed.json"
 	[ "$status" -eq 1 ]
 	echo "$output" | jq -e '
-		.schema.name == "mpctl-report-compare" and .schema.version == 1 and
+		.schema.name == "mpctl-report-compare" and .schema.version == 2 and
+		.test == "mann-whitney-u" and .alpha == 0.05 and
 		.regressions >= 1 and
 		(.rows | all(has("scenario") and has("metric") and has("better") and
 			has("base") and has("new") and has("delta") and
-			has("threshold_pct") and has("verdict"))) and
+			has("shift") and has("p_value") and has("p_min") and
+			has("alpha") and has("samples") and has("base_boots") and
+			has("boot_interval") and has("min_effect_pct") and
+			has("min_effect") and has("mde") and has("mde_pct") and
+			has("verdict"))) and
 		([.rows[] | select(.verdict == "worse") | .metric] |
 			index("reclaim_requests") != null) and
 		(.rows[] | select(.metric == "reclaim_requests" and
@@ -119,7 +124,17 @@ png_size() {
 	# pooled, "dropped" a 6.12 built with a test-only patch that drops three
 	# shrinker requests out of four, "control" a third boot of the real one
 	jq -e '.system.kernel_release == "6.12.118"' "$FIX/report-vm612-R-dropped.json"
-	mpctl report --compare "$FIX/report-vm612-R-base.json" \
+	# the fixture predates the boot tags: its runs are boot 1's three,
+	# then boot 2's; tagged, --compare sees the boot-to-boot spread
+	jq '.scenarios |= map(.runs |= (to_entries |
+		map(.value + {boot: ((.key / 3 | floor) + 1)})) | del(.metrics))' \
+		"$FIX/report-vm612-R-base.json" > "$BATS_TEST_TMPDIR/base.raw.json"
+	mpctl report --input "$BATS_TEST_TMPDIR/base.raw.json" --json \
+		-o "$BATS_TEST_TMPDIR/base.json"
+	assert_success
+	jq -e '[.scenarios[] | select(.status == "ok") | .metrics[] |
+		.boot_medians | length == 2] | all' "$BATS_TEST_TMPDIR/base.json"
+	mpctl report --compare "$BATS_TEST_TMPDIR/base.json" \
 		"$FIX/report-vm612-R-dropped.json"
 	[ "$status" -eq 1 ]
 	assert_line --regexp '^kernel-shrinker +reclaim_requests +higher .* WORSE$'
@@ -128,7 +143,7 @@ png_size() {
 	# the kernel never asks, so the others must not change
 	run grep -E 'WORSE$' <<< "$output"
 	refute_line --regexp '^(listen-latency|shrinker|hog|overcommit|emulated) '
-	mpctl report --compare "$FIX/report-vm612-R-base.json" \
+	mpctl report --compare "$BATS_TEST_TMPDIR/base.json" \
 		"$FIX/report-vm612-R-control.json"
 	assert_success
 	assert_output --partial '0 regression(s)'
@@ -141,7 +156,7 @@ png_size() {
 	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
 	mpctl report --compare --threshold 100000 --json "$FIX/report-base.json" \
 		"$FIX/report-regressed.json"
-	echo "$output" | jq -e '.rows | all(.threshold_pct == 100000)'
+	echo "$output" | jq -e '.rows | all(.min_effect_pct == 100000)'
 }
 
 @test "report --compare: another schema version or name is refused" {
@@ -160,6 +175,84 @@ png_size() {
 	mpctl report --compare /nonexistent.json "$FIX/report-base.json"
 	[ "$status" -eq 1 ]
 	assert_output --partial "cannot open '/nonexistent.json'"
+}
+
+# a report of one scenario "s" whose runs have reclaim_requests VALUES,
+# run i of boot (i / PER) + 1 (PER 0: no boot tags)
+synth() {
+	local per=$1
+	shift
+	jq -n --argjson per "$per" --argjson v "[$(IFS=,; echo "$*")]" '{
+		schema: {name: "mpctl-report", version: 1},
+		scenarios: [{name: "s", status: "ok",
+			runs: [$v | to_entries[] | {reclaim_requests: .value} +
+				(if $per > 0 then {boot: ((.key / $per | floor) + 1)}
+				 else {} end)]}]}'
+}
+
+@test "report --compare: rank test, boot interval, minimum detectable effect" {
+	cd "$BATS_TEST_TMPDIR"
+	# three boots of three runs; one boot of three runs, 10% fewer
+	synth 3 100 101 102 99 100 101 100 102 101 > base.json
+	synth 0 90 91 90 > worse.json
+	synth 0 101 100 102 > same.json
+	mpctl report --compare --json base.json worse.json
+	[ "$status" -eq 1 ]
+	# 9 against 3 runs, all apart: p = 1 / C(12, 3) = 1/220
+	echo "$output" | jq -e '.rows[0] | .verdict == "worse" and
+		.p_value == 0.004545 and .p_min == 0.004545 and
+		.samples == [9, 3] and .base_boots == 3 and
+		.boot_interval > 0 and .min_effect_pct == 2 and
+		.mde_pct > 0 and .mde_pct < 10 and .shift == -10'
+	mpctl report --compare --json base.json same.json
+	assert_success
+	echo "$output" | jq -e '.rows[0] | .verdict == "same" and .p_value > 0.05'
+	# the boot-to-boot spread: boots of 100, 110 and 120 do not make a
+	# new boot at 125 a change, though its runs are all above the base's
+	synth 3 100 100 101 110 110 111 120 120 121 > spread.json
+	synth 0 125 125 126 > one.json
+	mpctl report --compare --json spread.json one.json
+	assert_success
+	echo "$output" | jq -e '.rows[0] | .verdict == "same" and
+		.p_value < 0.01 and .boot_interval > 25 and .mde > 25'
+	# 3 against 3 runs: 0.05 at best, unsure at --alpha 0.01
+	synth 0 100 101 102 > b3.json
+	mpctl report --compare --alpha 0.01 --json b3.json worse.json
+	assert_success
+	echo "$output" | jq -e '.unsure == 1 and .rows[0].verdict == "unsure" and
+		.rows[0].mde == null'
+	mpctl report --compare --alpha 1 b3.json worse.json
+	[ "$status" -eq 64 ]
+}
+
+@test "report --compare: nothing to compare is refused with 65, unless --allow-empty" {
+	cd "$BATS_TEST_TMPDIR"
+	jq '.scenarios = []' "$FIX/report-base.json" > none.json
+	jq '.scenarios |= map(.status = (if .name == "hog" then "skipped"
+		else "failed" end))' "$FIX/report-base.json" > failed.json
+	jq '.scenarios |= map(.runs = [] | .metrics = {})' \
+		"$FIX/report-base.json" > nometrics.json
+	for f in none failed nometrics; do
+		mpctl report --compare "$FIX/report-base.json" "$f.json"
+		[ "$status" -eq 65 ]
+		refute_output --partial 'regression(s)'
+		mpctl report --compare --json "$f.json" "$FIX/report-base.json"
+		[ "$status" -eq 65 ]
+		[ -z "$(jq -c . <<< "$output" 2>/dev/null)" ] || [[ $output != *'"rows"'* ]]
+	done
+	mpctl report --compare "$FIX/report-base.json" none.json
+	assert_output --partial "'none.json' has no scenarios"
+	mpctl report --compare "$FIX/report-base.json" failed.json
+	assert_output --partial "has no scenario that ran"
+	mpctl report --compare "$FIX/report-base.json" nometrics.json
+	assert_output --partial "has no metrics"
+	# told so, it compares (nothing in common: no regression)
+	mpctl report --compare --allow-empty "$FIX/report-base.json" none.json
+	assert_success
+	assert_output --partial '0 regression(s)'
+	mpctl report --compare --allow-empty --json nometrics.json "$FIX/report-base.json"
+	assert_success
+	echo "$output" | jq -e '.rows == []'
 }
 
 @test "report --input: tables from a recorded report" {

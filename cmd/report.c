@@ -50,6 +50,8 @@ struct report_opts {
 	bool compare;
 	bool list;
 	double threshold;	/* < 0: per-metric defaults */
+	double alpha;		/* --compare's significance level */
+	bool allow_empty;
 	const char *args[2];
 	int nr_args;
 	uint64_t limit;		/* stress --limit */
@@ -100,6 +102,8 @@ enum {
 	OPT_LIST,
 	OPT_LIMIT,
 	OPT_STRESS_ARG,
+	OPT_ALPHA,
+	OPT_ALLOW_EMPTY,
 };
 
 static const struct argp_option options[] = {
@@ -120,8 +124,13 @@ static const struct argp_option options[] = {
 	{ "compare", OPT_COMPARE, NULL, 0,
 	  "compare two reports: --compare BASE.json NEW.json", 0 },
 	{ "threshold", 't', "PCT", 0,
-	  "regression threshold in percent for every metric "
+	  "minimum effect size in percent of the base for every metric "
 	  "(default: per metric, see mpctl-report(1))", 0 },
+	{ "alpha", OPT_ALPHA, "P", 0,
+	  "one-sided significance level of a verdict (default 0.05)", 0 },
+	{ "allow-empty", OPT_ALLOW_EMPTY, NULL, 0,
+	  "compare even when a report has no scenario that ran or no "
+	  "metrics", 0 },
 	{ "svg", OPT_SVG, "FILE", 0, "draw the timelines as SVG to FILE", 0 },
 	{ "html", OPT_HTML, "FILE", 0,
 	  "write an HTML page with the tables and the SVG to FILE", 0 },
@@ -191,6 +200,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid threshold '%s': a "
 				   "percentage of 0 or more", arg);
 		break;
+	case OPT_ALPHA:
+		errno = 0;
+		o->alpha = strtod(arg, &end);
+		if (errno || end == arg || *end || !(o->alpha > 0) ||
+		    !(o->alpha < 1))
+			argp_error(state, "invalid alpha '%s': a probability "
+				   "between 0 and 1", arg);
+		break;
+	case OPT_ALLOW_EMPTY:
+		o->allow_empty = true;
+		break;
 	case OPT_SVG:
 		o->svg = arg;
 		break;
@@ -213,8 +233,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   o->output || o->nr_scenarios))
 			argp_error(state, "--compare takes no --svg, --html, "
 				   "--input, --output or --scenario");
-		if (!o->compare && o->threshold >= 0)
-			argp_error(state, "--threshold goes with --compare");
+		if (!o->compare && (o->threshold >= 0 || o->alpha > 0 ||
+				    o->allow_empty))
+			argp_error(state, "--threshold, --alpha and "
+				   "--allow-empty go with --compare");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -228,6 +250,7 @@ static const struct argp report_argp = {
 	"reports.\v"
 	"Exit status: 0 success (--compare: no regression); 1 failure, a "
 	"scenario failed, or --compare found a regression; 64 usage error; "
+	"65 --compare: a report has no scenario that ran or no metrics; "
 	"69 no such kernel interface; 77 permission denied. "
 	"See mpctl-report(1) for the metrics and their thresholds.",
 	NULL, NULL, NULL
@@ -368,8 +391,10 @@ static void stress_argv(const struct report_opts *o, const struct scenario *s,
 		a->argv[n++] = (char *)cgroup;
 	}
 	if (s->hog_pct) {
+		/* a fixed seed: the same hog in every run and boot */
 		snprintf(a->hog, sizeof(a->hog), "--vm 1 --vm-bytes %" PRIu64
-			 "k --vm-keep", o->limit / 100 * s->hog_pct / 1024);
+			 "k --vm-keep --seed 1", o->limit / 100 * s->hog_pct /
+			 1024);
 		a->argv[n++] = "--hog";
 		a->argv[n++] = a->hog;
 	}
@@ -1079,29 +1104,40 @@ static void print_tables(const json_t *doc)
 
 static void print_compare(const json_t *cmp)
 {
-	json_t *row, *pct, *ms;
-	char a[32], b[32], c[32], d[32];
+	json_t *row, *ms;
+	char a[32], b[32], c[32], d[32], p[16], e[16];
 	size_t i;
 
 	printf("base %s, new %s\n",
 	       json_string_value(json_object_get(cmp, "base_kernel")) ?: "?",
 	       json_string_value(json_object_get(cmp, "new_kernel")) ?: "?");
-	printf("%-15s %-18s %-6s %11s %11s %12s %8s %6s  %s\n", "scenario",
-	       "metric", "better", "base", "new", "delta", "delta%",
-	       "thresh", "verdict");
+	printf("%-15s %-18s %-6s %11s %11s %12s %8s %7s %7s  %s\n",
+	       "scenario", "metric", "better", "base", "new", "delta",
+	       "delta%", "p", "mde%", "verdict");
 	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
 		const char *unit = json_string_value(json_object_get(row,
 								    "unit"));
 		const char *v = json_string_value(json_object_get(row,
 								  "verdict"));
+		json_t *pct = json_object_get(row, "delta_pct");
+		json_t *pv = json_object_get(row, "p_value");
+		json_t *mde = json_object_get(row, "mde_pct");
 
-		pct = json_object_get(row, "delta_pct");
 		if (json_is_number(pct))
 			snprintf(d, sizeof(d), "%+.1f%%",
 				 json_number_value(pct));
 		else
 			snprintf(d, sizeof(d), "-");
-		printf("%-15s %-18s %-6s %11s %11s %12s %8s %5.0f%%  %s\n",
+		if (json_is_number(pv))
+			snprintf(p, sizeof(p), "%.3g", json_number_value(pv));
+		else
+			snprintf(p, sizeof(p), "-");
+		if (json_is_number(mde))
+			snprintf(e, sizeof(e), "%.1f%%",
+				 json_number_value(mde));
+		else
+			snprintf(e, sizeof(e), "-");
+		printf("%-15s %-18s %-6s %11s %11s %12s %8s %7s %7s  %s\n",
 		       json_string_value(json_object_get(row, "scenario")),
 		       json_string_value(json_object_get(row, "metric")),
 		       json_string_value(json_object_get(row, "better")),
@@ -1111,21 +1147,24 @@ static void print_compare(const json_t *cmp)
 				 json_object_get(row, "new")), b, sizeof(b)),
 		       fmt_delta(unit, json_number_value(
 				 json_object_get(row, "delta")), c, sizeof(c)),
-		       d, json_number_value(json_object_get(row,
-						"threshold_pct")),
-		       !strcmp(v, "worse") ? "WORSE" : v);
+		       d, p, e, !strcmp(v, "worse") ? "WORSE" : v);
 	}
 	ms = json_object_get(cmp, "missing_scenarios");
 	json_array_foreach(ms, i, row)
 		printf("scenario '%s' is missing from NEW\n",
 		       json_string_value(row));
-	printf("(medians; a verdict needs the closest samples to differ by "
-	       "more than thresh)\n");
-	printf("%lld regression(s), %lld improvement(s)\n",
+	printf("(medians; p: one-sided rank-sum test, a verdict needs p <= "
+	       "%g, a new median beyond the base's boot-to-boot interval and "
+	       "the minimum effect; mde: the smallest change this base "
+	       "could detect)\n",
+	       json_number_value(json_object_get(cmp, "alpha")));
+	printf("%lld regression(s), %lld improvement(s), %lld unsure\n",
 	       (long long)json_integer_value(json_object_get(cmp,
 							     "regressions")),
 	       (long long)json_integer_value(json_object_get(cmp,
-							     "improvements")));
+							     "improvements")),
+	       (long long)json_integer_value(json_object_get(cmp,
+							     "unsure")));
 }
 
 /* ---- files ------------------------------------------------------------- */
@@ -1185,6 +1224,10 @@ static void summarize_all(json_t *doc)
 
 static int do_compare(const struct report_opts *o)
 {
+	struct mp_compare_opts copts = {
+		.min_effect_pct = o->threshold,
+		.alpha = o->alpha > 0 ? o->alpha : MP_COMPARE_ALPHA,
+	};
 	json_t *base, *cur, *cmp;
 	struct mp_err err;
 	int ret;
@@ -1205,7 +1248,14 @@ static int do_compare(const struct report_opts *o)
 	}
 	summarize_all(base);
 	summarize_all(cur);
-	cmp = mp_report_compare(base, cur, o->threshold, &err);
+	if (!o->allow_empty &&
+	    (mp_report_usable(base, o->args[0], &err) ||
+	     mp_report_usable(cur, o->args[1], &err))) {
+		json_decref(base);
+		json_decref(cur);
+		return cmd_fail(&err);
+	}
+	cmp = mp_report_compare(base, cur, &copts, &err);
 	json_decref(base);
 	json_decref(cur);
 	if (!cmp)

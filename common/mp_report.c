@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mp_json.h"
+#include "mp_rank.h"
 #include "mp_report.h"
 
 /*
@@ -16,32 +17,32 @@
  * Paths are tried in order in each run document.
  */
 const struct mp_metric mp_metrics[] = {
-	{ "oom_kills", { "oom_kills" }, MP_BETTER_LOWER, 0, 0, "count",
+	{ "oom_kills", { "oom_kills" }, MP_BETTER_LOWER, 0, 0, 1, "count",
 	  "processes the OOM killer killed in the run's cgroup" },
 	{ "latency_p50_ns", { "reclaim_latency.p50_ns", "latency.p50_ns" },
-	  MP_BETTER_LOWER, 100, 500000, "ns",
+	  MP_BETTER_LOWER, 5, 100, 20000, "ns",
 	  "median latency: request read to chunks freed (stress), or "
 	  "wake-up to line read (listen)" },
 	{ "latency_p99_ns", { "reclaim_latency.p99_ns", "latency.p99_ns" },
-	  MP_BETTER_LOWER, 200, 2000000, "ns", "99th percentile latency" },
+	  MP_BETTER_LOWER, 10, 200, 100000, "ns", "99th percentile latency" },
 	{ "latency_max_ns", { "reclaim_latency.max_ns", "latency.max_ns" },
-	  MP_BETTER_LOWER, 400, 10000000, "ns", "worst latency" },
-	{ "peak_usage_ratio", { "peak_usage_ratio" }, MP_BETTER_LOWER, 10,
-	  0.02, "ratio", "peak usage / limit (computed)" },
-	{ "chunks_freed", { "chunks_freed" }, MP_BETTER_HIGHER, 50, 1,
+	  MP_BETTER_LOWER, 25, 400, 1000000, "ns", "worst latency" },
+	{ "peak_usage_ratio", { "peak_usage_ratio" }, MP_BETTER_LOWER, 1, 10,
+	  0.01, "ratio", "peak usage / limit (computed)" },
+	{ "chunks_freed", { "chunks_freed" }, MP_BETTER_HIGHER, 2, 50, 1,
 	  "count", "chunks the shrinker had freed on request" },
-	{ "reclaim_requests", { "reclaim_requests" }, MP_BETTER_HIGHER, 50, 1,
+	{ "reclaim_requests", { "reclaim_requests" }, MP_BETTER_HIGHER, 2, 50, 1,
 	  "count", "reclaim requests the program received" },
-	{ "events_total", { "events_total" }, MP_BETTER_HIGHER, 50, 1,
+	{ "events_total", { "events_total" }, MP_BETTER_HIGHER, 2, 50, 1,
 	  "count", "pressure events, low + medium + critical (computed)" },
-	{ "first_event_ns", { "first_event_ns" }, MP_BETTER_LOWER, 100,
-	  100000000, "ns", "time from the start to the first event (listen)" },
+	{ "first_event_ns", { "first_event_ns" }, MP_BETTER_LOWER, 5, 100,
+	  10000000, "ns", "time from the start to the first event (listen)" },
 	{ "alloc_throughput", { "alloc_throughput_bytes_per_s" },
-	  MP_BETTER_HIGHER, 50, 1048576, "bytes/s",
+	  MP_BETTER_HIGHER, 2, 50, 1048576, "bytes/s",
 	  "allocation throughput of the stress engine" },
-	{ "swap_growth_bytes", { "swap_growth_bytes" }, MP_BETTER_LOWER, 50,
-	  16777216, "bytes", "swap used at the end minus at the start" },
-	{ "hog_bogo_ops", { "hog.bogo_ops" }, MP_BETTER_HIGHER, 50, 100,
+	{ "swap_growth_bytes", { "swap_growth_bytes" }, MP_BETTER_LOWER, 5, 50,
+	  1048576, "bytes", "swap used at the end minus at the start" },
+	{ "hog_bogo_ops", { "hog.bogo_ops" }, MP_BETTER_HIGHER, 2, 50, 1,
 	  "count", "the stress-ng hog's bogo operations" },
 };
 
@@ -213,12 +214,58 @@ static int run_metric(const json_t *run, const struct mp_metric *m,
 	return derived(run, m->name, v);
 }
 
+/* the run's boot number (pooled reports), or 0 */
+static long run_boot(const json_t *run)
+{
+	json_t *b = json_object_get(run, "boot");
+
+	return json_is_integer(b) && json_integer_value(b) > 0 ?
+	       (long)json_integer_value(b) : 0;
+}
+
+/* medians of each boot's samples, in boot order, when 2 boots or more */
+static json_t *boot_medians(const double *v, const long *boot, size_t n)
+{
+	double *w;
+	long b, next, last = 0;
+	size_t i, k;
+	json_t *arr;
+
+	for (i = 0; i < n; i++)
+		if (boot[i] > last)
+			last = boot[i];
+	w = malloc((n + 1) * sizeof(*w));
+	if (!w)
+		return NULL;
+	arr = json_array();
+	for (b = 1; b <= last; b = next) {
+		next = last + 1;
+		for (i = k = 0; i < n; i++) {
+			if (boot[i] == b)
+				w[k++] = v[i];
+			else if (boot[i] > b && boot[i] < next)
+				next = boot[i];
+		}
+		if (!k)
+			continue;
+		qsort(w, k, sizeof(*w), cmp_double);
+		json_array_append_new(arr, num(median_sorted(w, k)));
+	}
+	free(w);
+	if (json_array_size(arr) < 2) {
+		json_decref(arr);
+		return NULL;
+	}
+	return arr;
+}
+
 int mp_report_summarize(json_t *scenario)
 {
 	json_t *runs = json_object_get(scenario, "runs");
 	json_t *metrics = json_object_get(scenario, "metrics");
 	size_t i, j, n, nruns;
 	double *v;
+	long *boot;
 
 	if (!json_is_array(runs))
 		return -1;
@@ -228,21 +275,40 @@ int mp_report_summarize(json_t *scenario)
 	}
 	nruns = json_array_size(runs);
 	v = calloc(nruns + 1, sizeof(*v));
-	if (!v)
+	boot = calloc(nruns + 1, sizeof(*boot));
+	if (!v || !boot) {
+		free(v);
+		free(boot);
 		return -1;
+	}
 	for (i = 0; i < mp_nr_metrics; i++) {
 		const struct mp_metric *m = &mp_metrics[i];
+		json_t *sum, *bm;
+		bool all_booted = true;
 
 		if (json_object_get(metrics, m->name))
 			continue;
-		for (j = n = 0; j < nruns; j++)
-			if (!run_metric(json_array_get(runs, j), m, &v[n]))
-				n++;
-		if (n)
-			json_object_set_new(metrics, m->name,
-					    mp_summary(v, n));
+		for (j = n = 0; j < nruns; j++) {
+			json_t *run = json_array_get(runs, j);
+
+			if (run_metric(run, m, &v[n]))
+				continue;
+			boot[n] = run_boot(run);
+			all_booted = all_booted && boot[n];
+			n++;
+		}
+		if (!n)
+			continue;
+		sum = mp_summary(v, n);
+		bm = all_booted ? boot_medians(v, boot, n) : NULL;
+		if (sum && bm)
+			json_object_set_new(sum, "boot_medians", bm);
+		else
+			json_decref(bm);
+		json_object_set_new(metrics, m->name, sum);
 	}
 	free(v);
+	free(boot);
 	return 0;
 }
 
@@ -312,68 +378,142 @@ json_t *mp_json_load_file(const char *path, struct mp_err *err)
 	return doc;
 }
 
-/* worse than base in the metric's direction by delta (> 0 means worse) */
-static double badness(const struct mp_metric *m, double base, double cur)
+/* a summary's samples as numbers into *v (malloc'd); their count, or 0 */
+static size_t samples_of(const json_t *s, double **v)
 {
-	return m->better == MP_BETTER_LOWER ? cur - base : base - cur;
+	json_t *arr = json_object_get(s, "samples"), *e;
+	size_t i, n = 0;
+
+	*v = NULL;
+	if (!json_is_array(arr) || !json_array_size(arr))
+		return 0;
+	*v = malloc(json_array_size(arr) * sizeof(**v));
+	if (!*v)
+		return 0;
+	json_array_foreach(arr, i, e)
+		if (json_is_number(e))
+			(*v)[n++] = json_number_value(e);
+	return n;
 }
 
-static double spread_of(const json_t *s)
+/* mean and sd of a summary's boot medians; their count, 0 below two */
+static size_t boot_stats(const json_t *s, double *mean, double *sd)
 {
-	double v;
+	json_t *arr = json_object_get(s, "boot_medians"), *e;
+	double sum = 0, sq = 0;
+	size_t i, n = 0;
 
-	return mp_json_path_num(s, "spread_pct", &v) ? 0 : v;
+	json_array_foreach(arr, i, e) {
+		if (!json_is_number(e))
+			continue;
+		sum += json_number_value(e);
+		n++;
+	}
+	if (n < 2)
+		return 0;
+	*mean = sum / n;
+	json_array_foreach(arr, i, e)
+		if (json_is_number(e))
+			sq += pow(json_number_value(e) - *mean, 2);
+	*sd = sqrt(sq / (n - 1));
+	return n;
 }
 
-static double count_of(const json_t *s)
+static json_t *num_or_null(double v)
 {
-	double v;
+	return isfinite(v) ? num(v) : json_null();
+}
 
-	return mp_json_path_num(s, "n", &v) ? 1 : v;
+static json_t *pct_or_null(double v, double base)
+{
+	if (!isfinite(v) || base == 0)
+		return json_null();
+	return json_real(round(v / fabs(base) * 1000) / 10);
+}
+
+/* round a p-value to 4 significant digits for the document */
+static json_t *p_json(double p)
+{
+	double mag;
+
+	if (!isfinite(p))
+		return json_null();
+	if (p <= 0)
+		return json_real(0);
+	mag = pow(10, 3 - floor(log10(p)));
+	return json_real(round(p * mag) / mag);
 }
 
 static json_t *compare_row(const char *scenario, const struct mp_metric *m,
 			   const json_t *bs, const json_t *cs,
-			   double threshold)
+			   const struct mp_compare_opts *o)
 {
-	double bmed, cmed, bmin, bmax, cmin, cmax, bad, pct = NAN;
-	double noise, allowed, gap_worse, gap_better;
-	bool enough;
+	double bmed, cmed, *bv = NULL, *cv = NULL, *bneg = NULL, *cneg = NULL;
+	double p_worse = NAN, p_better = NAN, p_min, shift, bad, pct = NAN;
+	double min_pct, floor_abs, mde_rank, bmean = 0, bsd = 0, pi = 0;
+	double mde, dir = m->better == MP_BETTER_LOWER ? 1 : -1, p_row;
+	size_t nb, nc, nboots, i;
 	const char *verdict = "same";
-	json_t *row;
+	bool beyond_worse = true, beyond_better = true;
+	json_t *row = NULL;
 
 	if (mp_json_path_num(bs, "median", &bmed) ||
-	    mp_json_path_num(cs, "median", &cmed) ||
-	    mp_json_path_num(bs, "min", &bmin) ||
-	    mp_json_path_num(bs, "max", &bmax) ||
-	    mp_json_path_num(cs, "min", &cmin) ||
-	    mp_json_path_num(cs, "max", &cmax))
+	    mp_json_path_num(cs, "median", &cmed))
 		return NULL;
-	bad = badness(m, bmed, cmed);
+	nb = samples_of(bs, &bv);
+	nc = samples_of(cs, &cv);
+	if (!nb || !nc)
+		goto out;
+	/* "worse" is "larger" in badness space: dir * value */
+	bneg = malloc(nb * sizeof(*bneg));
+	cneg = malloc(nc * sizeof(*cneg));
+	if (!bneg || !cneg)
+		goto out;
+	for (i = 0; i < nb; i++)
+		bneg[i] = dir * bv[i];
+	for (i = 0; i < nc; i++)
+		cneg[i] = dir * cv[i];
+	p_worse = mp_rank_p_greater(bneg, nb, cneg, nc);
+	for (i = 0; i < nb; i++)
+		bneg[i] = -bneg[i];
+	for (i = 0; i < nc; i++)
+		cneg[i] = -cneg[i];
+	p_better = mp_rank_p_greater(bneg, nb, cneg, nc);
+	p_min = mp_rank_p_min(nb, nc);
+	shift = mp_hodges_lehmann(bv, nb, cv, nc);
+	bad = dir * shift;
 	if (bmed != 0)
 		pct = (cmed - bmed) / fabs(bmed) * 100;
-	/* the noise each report saw in its own repeated runs */
-	noise = fmax(spread_of(bs), spread_of(cs));
+
+	/* one more boot's median: one-sided prediction interval */
+	nboots = boot_stats(bs, &bmean, &bsd);
 	/*
-	 * The change must clear the threshold between the closest samples
-	 * of the two reports, not only between the medians: the gap between
-	 * the sample ranges (negative when they overlap) is what the noise
-	 * leaves of the change.
+	 * A base of one boot cannot know how much a boot differs from the
+	 * next: it keeps the wide per-metric thresholds.
 	 */
-	if (m->better == MP_BETTER_LOWER) {
-		gap_worse = cmin - bmax;
-		gap_better = bmin - cmax;
-	} else {
-		gap_worse = bmin - cmax;
-		gap_better = cmin - bmax;
+	if (o->min_effect_pct >= 0)
+		min_pct = o->min_effect_pct;
+	else
+		min_pct = nboots ? m->min_effect_pct : m->one_boot_pct;
+	floor_abs = fmax(m->min_delta, min_pct / 100 * fabs(bmed));
+	if (nboots) {
+		pi = mp_t_quantile(1 - o->alpha, (double)nboots - 1) * bsd *
+		     sqrt(1 + 1.0 / (double)nboots);
+		beyond_worse = dir * (cmed - bmean) > pi;
+		beyond_better = dir * (bmean - cmed) > pi;
 	}
-	allowed = fmax(m->min_delta, threshold / 100 * fabs(bmed));
-	/* one sample says nothing about noise: never a verdict on it */
-	enough = count_of(bs) >= 2 && count_of(cs) >= 2;
-	if (bad > 0 && gap_worse > allowed)
-		verdict = enough ? "worse" : "unsure";
-	else if (bad < 0 && gap_better > allowed)
-		verdict = enough ? "better" : "unsure";
+	mde_rank = mp_rank_mde(bv, nb, nc, o->alpha);
+	mde = isfinite(mde_rank) ? fmax(fmax(mde_rank, pi), floor_abs) : NAN;
+
+	if (p_min > o->alpha)
+		verdict = "unsure";
+	else if (p_worse <= o->alpha && beyond_worse && bad > 0 &&
+		 fabs(shift) >= floor_abs)
+		verdict = "worse";
+	else if (p_better <= o->alpha && beyond_better && bad < 0 &&
+		 fabs(shift) >= floor_abs)
+		verdict = "better";
+	p_row = bad > 0 ? p_worse : p_better;
 
 	row = json_object();
 	json_object_set_new(row, "scenario", json_string(scenario));
@@ -383,29 +523,39 @@ static json_t *compare_row(const char *scenario, const struct mp_metric *m,
 				    mp_better_name(m->better)));
 	json_object_set_new(row, "base", num(bmed));
 	json_object_set_new(row, "new", num(cmed));
-	json_object_set_new(row, "delta", num(cmed - bmed));
+	json_object_set_new(row, "delta", num_or_null(cmed - bmed));
 	mp_json_set(row, "delta_pct", isnan(pct) ? NULL :
 		    json_real(round(pct * 10) / 10));
-	json_object_set_new(row, "threshold_pct", json_real(threshold));
-	json_object_set_new(row, "noise_pct", json_real(noise));
-	json_object_set_new(row, "gap", num(bad > 0 ? gap_worse :
-					    gap_better));
-	json_object_set_new(row, "allowed_gap", num(allowed));
-	json_object_set_new(row, "base_range", json_pack("[o, o]", num(bmin),
-							 num(bmax)));
-	json_object_set_new(row, "new_range", json_pack("[o, o]", num(cmin),
-							num(cmax)));
-	json_object_set_new(row, "samples", json_pack("[o, o]",
-		num(count_of(bs)), num(count_of(cs))));
+	json_object_set_new(row, "shift", num_or_null(shift));
+	json_object_set_new(row, "shift_pct", pct_or_null(shift, bmed));
+	json_object_set_new(row, "p_value", p_json(p_row));
+	json_object_set_new(row, "p_min", p_json(p_min));
+	json_object_set_new(row, "alpha", json_real(o->alpha));
+	json_object_set_new(row, "samples", json_pack("[I, I]",
+		(json_int_t)nb, (json_int_t)nc));
+	json_object_set_new(row, "base_boots", json_integer(
+				    (json_int_t)nboots));
+	json_object_set_new(row, "boot_interval", nboots ? num(pi) :
+			    json_null());
+	json_object_set_new(row, "min_effect_pct", json_real(min_pct));
+	json_object_set_new(row, "min_effect", num(floor_abs));
+	json_object_set_new(row, "mde", num_or_null(mde));
+	json_object_set_new(row, "mde_pct", pct_or_null(mde, bmed));
 	json_object_set_new(row, "verdict", json_string(verdict));
+out:
+	free(bv);
+	free(cv);
+	free(bneg);
+	free(cneg);
 	return row;
 }
 
 json_t *mp_report_compare(const json_t *base, const json_t *cur,
-			  double threshold_pct, struct mp_err *err)
+			  const struct mp_compare_opts *o,
+			  struct mp_err *err)
 {
 	json_t *doc, *rows, *missing, *bsc, *sc, *csc, *row;
-	size_t i, k, worse = 0, better = 0;
+	size_t i, k, worse = 0, better = 0, unsure = 0;
 
 	if (mp_report_check(base, "BASE", err) ||
 	    mp_report_check(cur, "NEW", err))
@@ -431,19 +581,20 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 			const struct mp_metric *m = &mp_metrics[k];
 			json_t *bs = json_object_get(bm, m->name);
 			json_t *cs = json_object_get(cm, m->name);
+			const char *v;
 
 			if (!bs || !cs)
 				continue;
-			row = compare_row(name, m, bs, cs, threshold_pct < 0 ?
-					  m->threshold_pct : threshold_pct);
+			row = compare_row(name, m, bs, cs, o);
 			if (!row)
 				continue;
-			if (!strcmp(json_string_value(json_object_get(row,
-					"verdict")), "worse"))
+			v = json_string_value(json_object_get(row, "verdict"));
+			if (!strcmp(v, "worse"))
 				worse++;
-			else if (!strcmp(json_string_value(json_object_get(
-					row, "verdict")), "better"))
+			else if (!strcmp(v, "better"))
 				better++;
+			else if (!strcmp(v, "unsure"))
+				unsure++;
 			json_array_append_new(rows, row);
 		}
 	}
@@ -451,11 +602,43 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 		mp_json_path(base, "system.kernel_release")));
 	mp_json_set(doc, "new_kernel", json_deep_copy(
 		mp_json_path(cur, "system.kernel_release")));
+	json_object_set_new(doc, "test", json_string("mann-whitney-u"));
+	json_object_set_new(doc, "alpha", json_real(o->alpha));
 	json_object_set_new(doc, "rows", rows);
 	json_object_set_new(doc, "missing_scenarios", missing);
 	json_object_set_new(doc, "regressions",
 			    json_integer((json_int_t)worse));
 	json_object_set_new(doc, "improvements",
 			    json_integer((json_int_t)better));
+	json_object_set_new(doc, "unsure", json_integer((json_int_t)unsure));
 	return doc;
+}
+
+int mp_report_usable(const json_t *doc, const char *what, struct mp_err *err)
+{
+	json_t *scs = json_object_get(doc, "scenarios"), *sc;
+	size_t i, ok = 0, metrics = 0;
+
+	if (!json_array_size(scs))
+		return mp_errf(err, MP_EXIT_DATAERR, 0,
+			       "'%s' has no scenarios: nothing to compare",
+			       what);
+	json_array_foreach(scs, i, sc) {
+		const char *st = json_string_value(json_object_get(sc,
+								  "status"));
+
+		if (st && strcmp(st, "ok"))
+			continue;
+		ok++;
+		metrics += json_object_size(json_object_get(sc, "metrics"));
+	}
+	if (!ok)
+		return mp_errf(err, MP_EXIT_DATAERR, 0,
+			       "'%s' has no scenario that ran (every one "
+			       "failed or was skipped)", what);
+	if (!metrics)
+		return mp_errf(err, MP_EXIT_DATAERR, 0,
+			       "'%s' has no metrics: nothing to compare",
+			       what);
+	return 0;
 }

@@ -7,8 +7,8 @@
  * the documents of its runs ("runs", as "mpctl stress --json" writes them)
  * and, per metric, a summary of the samples taken from those runs
  * ("metrics": {"<name>": {"median", "min", "max", "spread_pct", "n",
- * "samples"}}). Comparison works on the summaries only, so it needs
- * nothing but the two documents. Nothing here prints.
+ * "samples"[, "boot_medians"]}}). Comparison works on the summaries only,
+ * so it needs nothing but the two documents. Nothing here prints.
  */
 #ifndef MP_REPORT_H
 #define MP_REPORT_H
@@ -23,7 +23,9 @@
 #define MP_REPORT_SCHEMA		"mpctl-report"
 #define MP_REPORT_SCHEMA_VERSION	1
 #define MP_COMPARE_SCHEMA		"mpctl-report-compare"
-#define MP_COMPARE_SCHEMA_VERSION	1
+#define MP_COMPARE_SCHEMA_VERSION	2
+/* one-sided significance level of a verdict unless told otherwise */
+#define MP_COMPARE_ALPHA		0.05
 
 enum mp_better {
 	MP_BETTER_LOWER = 0,
@@ -35,7 +37,8 @@ struct mp_metric {
 	/* where a run document holds it: dotted paths, first one found */
 	const char *paths[4];
 	enum mp_better better;
-	double threshold_pct;	/* default regression threshold */
+	double min_effect_pct;	/* default minimum effect, % of the base */
+	double one_boot_pct;	/* the same when the base is one boot */
 	double min_delta;	/* absolute change below which it is noise */
 	const char *unit;	/* "ns", "bytes", "count", "ratio" */
 	const char *help;
@@ -63,30 +66,56 @@ json_t *mp_summary(const double *v, size_t n);
  * Fill scenario["metrics"] from scenario["runs"]: for each metric of the
  * table found in at least one run, a summary of the runs that have it.
  * Metrics a run already computed under "metrics" in the scenario (added by
- * the caller, e.g. listen latency) are kept.
+ * the caller, e.g. listen latency) are kept. When the runs carry a "boot"
+ * number (reports of several boots pooled, as compare-kernels.sh pools
+ * them) and there are two boots or more, the summary also holds
+ * "boot_medians": the median of each boot's runs, in boot order.
  */
 int mp_report_summarize(json_t *scenario);
 
+struct mp_compare_opts {
+	double min_effect_pct;	/* < 0: each metric's default */
+	double alpha;		/* one-sided significance level, 0 < a < 1 */
+};
+
 /*
- * Compare two reports. threshold_pct < 0 keeps each metric's default.
- * Returns the comparison document (schema "mpctl-report-compare") with
- * "rows": one per metric present in both, and "regressions": how many
- * rows have the verdict "worse". NULL with err set when a document is not
+ * Compare two reports. Returns the comparison document (schema
+ * "mpctl-report-compare" version 2) with "rows": one per metric present
+ * in both, "regressions" and "improvements": how many rows have the
+ * verdict "worse" and "better". NULL with err set when a document is not
  * a report of this schema version (status 1).
  *
- * A row is "worse" only when all of these hold:
- *  - the change of the medians goes the wrong way for the metric;
- *  - the gap between the sample ranges, from the best new sample to the
- *    worst base sample, exceeds both the metric's min_delta and the
- *    threshold (percent of |base median|): run-to-run noise seen in
- *    either report is taken out of the change before it is judged;
- *  - both summaries have at least 2 samples; with fewer the verdict is
- *    "unsure", never counted as a regression.
- * "better" is the mirror image; everything else is "same". A report
- * compared with itself is never worse (its gap is negative or zero).
+ * The samples of a metric are the runs of the scenario (of all boots,
+ * when several were pooled). A row is "worse" only when all hold:
+ *  - the rank-sum test (Mann-Whitney U, exact) says NEW's runs are worse
+ *    than BASE's at the significance level alpha (one-sided p <= alpha);
+ *  - when BASE has per-boot medians (B >= 2 boots): NEW's median lies
+ *    beyond the one-sided 1 - alpha prediction interval of one more
+ *    boot's median, mean +- t(1 - alpha, B - 1) * sd * sqrt(1 + 1/B):
+ *    runs of one boot share that boot's speed, so the run-level test
+ *    alone would call a boot-to-boot difference a change;
+ *  - the Hodges-Lehmann shift (median of the pairwise differences
+ *    new - base) reaches the minimum effect: the larger of the metric's
+ *    min_delta and min_effect_pct of |base median| (one_boot_pct, much
+ *    wider, when BASE is a single boot: then nothing in it says how much
+ *    two boots differ; o->min_effect_pct >= 0 replaces both).
+ * "better" is the mirror image; "unsure" when the samples are too few
+ * for any p <= alpha (never counted); else "same". Each row also gives
+ * the minimum detectable effect ("mde"): the largest of the rank test's
+ * smallest detectable shift for NEW's number of runs spread as BASE's,
+ * the prediction interval's half-width and the minimum effect; null
+ * when the test cannot reach alpha.
  */
 json_t *mp_report_compare(const json_t *base, const json_t *cur,
-			  double threshold_pct, struct mp_err *err);
+			  const struct mp_compare_opts *o,
+			  struct mp_err *err);
+
+/*
+ * Can DOC be compared? 0, or -1 with err (status MP_EXIT_DATAERR) when it
+ * has no scenario, no scenario with the status "ok", or no metric in
+ * those.
+ */
+int mp_report_usable(const json_t *doc, const char *what, struct mp_err *err);
 
 /* Check a loaded report: 0, or -1 with a message naming what is wrong. */
 int mp_report_check(const json_t *doc, const char *what, struct mp_err *err);

@@ -10,6 +10,9 @@
 #                                       in the VM (bench-kernel-shrinker.sh)
 #   make kernel-clean                   remove the kernel trees and VM images
 #
+# VMTEST_IMAGE=FILE (initramfs, vmtest): boot that prebuilt bzImage, build
+# no kernel; VMTEST_MODE=det: the deterministic icount mode (qemu-cmd.sh).
+#
 # DEBUG=1 adds kernel-patch/config/debug.config (lockdep, KASAN, list and
 # atomic-sleep checks).  See kernel-patch/README-harness.md.
 
@@ -21,8 +24,13 @@ KSCRIPTS := kernel-patch/scripts
 kernel:
 	$(KSCRIPTS)/build-kernel.sh $(KVER) $(DEBUG)
 
+# VMTEST_IMAGE=path/to/bzImage boots a prebuilt kernel: no kernel build
+# (run-vm.sh reads it from the environment)
+KERNEL_DEP := $(if $(VMTEST_IMAGE),,kernel)
+export VMTEST_IMAGE
+
 # mpctl is optional in the VM: without a static build its tests skip
-initramfs: kernel
+initramfs: $(KERNEL_DEP)
 	@mkdir -p build; if grep -q '^static:' Makefile 2>/dev/null; then \
 		$(MAKE) --no-print-directory static >build/static-make.log 2>&1 || \
 		echo "warning: make static failed (build/static-make.log)," \

@@ -8,7 +8,9 @@
 #   scripts/check.sh --vm-only    VM suites and comparison only
 #
 # Environment: MPCTL_VM=0 leaves out the VM suites and the comparison (see
-# kernel-patch/README-harness.md), MPCTL_COMPARE=0 only the comparison;
+# kernel-patch/README-harness.md), MPCTL_COMPARE=0 only the comparison
+# (MPCTL_COMPARE_BOOTS, default 3: boots per kernel; MPCTL_COMPARE_DURATION,
+# default 2s: each report run; MPCTL_COMPARE_JOBS, default 2: VMs at once);
 # KERNEL_VERSIONS (default "6.1 6.12") and VM_DEBUG (default 0; 1: lockdep,
 # KASAN, list debugging) choose the kernels; MPCTL_KERNEL_CACHE (default
 # /var/cache/mpctl-kernels) keeps the kernel trees across clones, so a
@@ -80,45 +82,69 @@ if [ $host_only = 0 ]; then
 			fi
 		done
 		if [ "${MPCTL_COMPARE:-1}" != 0 ]; then
-			echo "== mpctl report on 6.1 and 6.12, compared"
+			# deterministic mode (qemu -icount): 6.1 against 6.12,
+			# each kernel booted $boots times, boots two at a time
+			# (icount timings do not depend on the host's load)
+			boots=${MPCTL_COMPARE_BOOTS:-3}
+			cargs=(-M det -d "${MPCTL_COMPARE_DURATION:-2s}" -r 3
+			       -j "${MPCTL_COMPARE_JOBS:-2}")
+			echo "== mpctl report on 6.1 and 6.12, deterministic, $boots boots each, compared"
 			cmpdir=build/compare
 			log=$tapdir/compare.log
-			kernel-patch/scripts/compare-kernels.sh -o "$cmpdir" \
+			kernel-patch/scripts/compare-kernels.sh "${cargs[@]}" \
+				-b "$boots" -n "$boots" -c 1 -o "$cmpdir" \
 				6.1 6.12 >"$log" 2>&1
 			rc=$?
 			cat "$cmpdir/compare.txt" 2>/dev/null
 			# 0: no regression, 1: a regression (a finding, shown
-			# above); anything else: a VM or a report failed
-			if [ $rc -le 1 ] && [ -s "$cmpdir/compare.json" ]; then
-				echo "ok 1 compare-kernels 6.1 6.12: compared (status $rc)"
-			else
-				tail -n 15 "$log" | sed 's/^/# /'
-				echo "not ok 1 compare-kernels 6.1 6.12: failed (status $rc, see $log)"
-			fi | tee "$tapdir/compare.tap"
-
-			# the regression demo (make regression-demo): 6.12 with a
-			# test-only patch that drops shrinker requests must be
-			# flagged, a third run of the real 6.12 must not be
-			echo "== --compare on a broken 6.12 and on a third run of 6.12"
-			cmpdir=build/compare-regress
-			log=$tapdir/compare-regress.log
-			kernel-patch/scripts/compare-kernels.sh -R -C -o "$cmpdir" \
-				6.12 6.12 >"$log" 2>&1
-			rc=$?
-			sed 's/^/# /' "$cmpdir/control.txt" "$cmpdir/compare.txt" 2>/dev/null |
-				grep -E 'WORSE|better$|regression|^# base'
+			# above); 3: a control boot of 6.1 was flagged;
+			# anything else: a VM or a report failed
 			{
-				if [ -s "$cmpdir/control.json" ] && [ $rc != 3 ] && [ $rc != 2 ]; then
-					echo "ok 1 --compare does not flag a third run of 6.12"
-				else
-					echo "not ok 1 --compare does not flag a third run of 6.12 (status $rc, see $log)"
-				fi
-				if [ $rc = 1 ]; then
-					echo "ok 2 --compare flags 6.12 with the test-only patch that drops shrinker requests"
+				if [ $rc -le 1 ] && [ -s "$cmpdir/compare.json" ]; then
+					echo "ok 1 compare-kernels 6.1 6.12: compared (status $rc)"
 				else
 					tail -n 15 "$log" | sed 's/^/# /'
-					echo "not ok 2 --compare flags 6.12 with the test-only patch that drops shrinker requests (status $rc, see $log)"
+					echo "not ok 1 compare-kernels 6.1 6.12: failed (status $rc, see $log)"
 				fi
+				if [ -s "$cmpdir/control-1.json" ] && [ $rc != 3 ]; then
+					echo "ok 2 --compare does not flag another boot of 6.1"
+				else
+					echo "not ok 2 --compare does not flag another boot of 6.1 (status $rc, see $log)"
+				fi
+			} | tee "$tapdir/compare.tap"
+
+			# the demos (make regression-demo): 6.12 built once with
+			# a test-only patch whose breakage is chosen at boot
+			# (drop 3 of 4 requests, drop 1 in 5, 2 ms delay); each
+			# must be flagged against the pooled 6.12 of the run
+			# above, a control boot of the real 6.12 must not be
+			echo "== --compare on 6.12 broken three ways and on another boot of 6.12"
+			base612=$cmpdir/report-6.12-pooled.json
+			dargs=(-b "$boots")
+			[ -s "$base612" ] && dargs=(-U "$base612")
+			cmpdir=build/compare-regress
+			log=$tapdir/compare-regress.log
+			kernel-patch/scripts/compare-kernels.sh "${cargs[@]}" \
+				"${dargs[@]}" -D all -c 1 -o "$cmpdir" \
+				6.12 6.12 >"$log" 2>&1
+			rc=$?
+			sed 's/^/# /' "$cmpdir"/control-1.txt "$cmpdir"/demo-*.txt 2>/dev/null |
+				grep -E 'WORSE|better$|regression|^# base'
+			{
+				if [ -s "$cmpdir/control-1.json" ] && [ $rc != 3 ] && [ $rc != 2 ]; then
+					echo "ok 1 --compare does not flag another boot of 6.12"
+				else
+					echo "not ok 1 --compare does not flag another boot of 6.12 (status $rc, see $log)"
+				fi
+				n=2
+				for d in drop3of4 drop1of5 delay2ms; do
+					if jq -e '.regressions > 0' "$cmpdir/demo-$d.json" >/dev/null 2>&1; then
+						echo "ok $n --compare flags the $d demo kernel"
+					else
+						echo "not ok $n --compare flags the $d demo kernel (status $rc, see $log)"
+					fi
+					n=$((n + 1))
+				done
 			} | tee "$tapdir/compare-regress.tap"
 		fi
 	else

@@ -25,7 +25,11 @@
 # Environment: VMTEST_TIMEOUT (seconds, each boot), VMTEST_FILTER (bats
 # --filter regex, no spaces), VMTEST_ACCEL (kvm|tcg, skips the probe),
 # VMTEST_MEM (default 1G), VMTEST_APPEND (more kernel parameters),
-# VMTEST_BOOTS (boot groups, default "v2 v1"; "repro" runs bats/vm-repro).
+# VMTEST_BOOTS (boot groups, default "v2 v1"; "repro" runs bats/vm-repro),
+# VMTEST_IMAGE (boot this bzImage instead of the harness's build; "make
+# vmtest VMTEST_IMAGE=..." then builds no kernel), VMTEST_MODE (tcg, the
+# default, or det: the deterministic icount mode), VMTEST_SMP,
+# VMTEST_ICOUNT_SHIFT: see qemu-cmd.sh.
 set -euo pipefail
 
 kver=${1:?usage: run-vm.sh KVER [DEBUG]}
@@ -36,7 +40,7 @@ flavour=plain
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 vdir=$top/build/vm-$kver
-image=$top/build/linux-$kver/bzImage-$flavour
+image=${VMTEST_IMAGE:-$top/build/linux-$kver/bzImage-$flavour}
 initrd=$vdir/initramfs-$flavour.cpio.gz
 tap=$vdir/tap-$flavour.txt
 verdict=$top/build/kvm-verdict
@@ -44,43 +48,29 @@ verdict=$top/build/kvm-verdict
 msg() { printf 'run-vm %s/%s: %s\n' "$kver" "$flavour" "$*" >&2; }
 die() { msg "$*"; exit 1; }
 
-[ -f "$image" ] || die "'$image' missing: make kernel KVER=$kver DEBUG=$debug"
+[ -f "$image" ] || die "'$image' missing: make kernel KVER=$kver DEBUG=$debug (or VMTEST_IMAGE=)"
 [ -f "$initrd" ] || die "'$initrd' missing: make initramfs KVER=$kver DEBUG=$debug"
 command -v qemu-system-x86_64 >/dev/null ||
 	die "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
 
-qpid=
-cleanup() {
-	if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
-		kill "$qpid" 2>/dev/null || true
-		sleep 1
-		kill -9 "$qpid" 2>/dev/null || true
-	fi
-}
-trap cleanup EXIT
+. "$here/qemu-cmd.sh"
+trap mp_qemu_kill EXIT
 trap 'exit 130' INT TERM
 
-# run qemu in the background under timeout; sets qrc
+# one boot under timeout, qemu's arguments from qemu-cmd.sh; sets qrc
 boot() {
 	local secs=$1 log=$2 out=$3 append=$4
 	shift 4
-	rm -f "$log" "$out"
-	timeout -k 10 "$secs" qemu-system-x86_64 "$@" \
-		-nographic -nodefaults -no-user-config -no-reboot \
-		-m "${VMTEST_MEM:-1G}" -smp 2 \
-		-kernel "$image" -initrd "$initrd" \
-		-serial "file:$log" -serial "file:$out" \
-		-append "console=ttyS0 reboot=t panic=-1 oops=panic $append" \
-		</dev/null >"$vdir/qemu-$flavour.out" 2>&1 &
-	qpid=$!
 	qrc=0
-	wait "$qpid" || qrc=$?
-	qpid=
+	mp_qemu_run "$secs" "$image" "$initrd" "$log" "$out" \
+		"$vdir/qemu-$flavour.out" "$append" "$@" || qrc=$?
 }
 
-# --- KVM or TCG --------------------------------------------------------------
+# --- KVM or TCG, or the deterministic mode ----------------------------------
 accel=${VMTEST_ACCEL:-}
-if [ -z "$accel" ]; then
+if [ "${VMTEST_MODE:-tcg}" = det ]; then
+	accel=tcg
+elif [ -z "$accel" ]; then
 	accel=tcg
 	if [ -e /dev/kvm ]; then
 		key="$(uname -r) $(qemu-system-x86_64 --version | head -n1)"
@@ -88,8 +78,9 @@ if [ -z "$accel" ]; then
 			accel=$(sed -n 2p "$verdict")
 		else
 			msg "probing KVM (20s)"
+			VMTEST_ACCEL=kvm mp_qemu_setup || die "bad VMTEST_*"
 			boot 20 "$vdir/kvm-probe.log" "$vdir/kvm-probe.out" \
-				mpctl.probe=1 -enable-kvm -cpu host
+				mpctl.probe=1
 			if grep -q MPCTL-PROBE-OK "$vdir/kvm-probe.log" 2>/dev/null; then
 				accel=kvm
 			fi
@@ -98,19 +89,16 @@ if [ -z "$accel" ]; then
 		fi
 	fi
 fi
-accel_args=()
-if [ "$accel" = kvm ]; then
-	accel_args=(-enable-kvm -cpu host)
-else
-	accel_args=(-accel tcg)
-fi
+VMTEST_ACCEL=$accel mp_qemu_setup || die "bad VMTEST_MODE, VMTEST_SMP or VMTEST_ICOUNT_SHIFT"
+accel=$mp_qemu_desc
 if [ -z "${VMTEST_TIMEOUT:-}" ]; then
 	VMTEST_TIMEOUT=900
 	[ "$flavour" = debug ] && VMTEST_TIMEOUT=1800
 fi
 
-append=${VMTEST_APPEND:-}
-[ -n "${VMTEST_FILTER:-}" ] && append="$append mpctl.filter=$VMTEST_FILTER"
+# VMTEST_APPEND is in mp_qemu_append already
+append=
+[ -n "${VMTEST_FILTER:-}" ] && append="mpctl.filter=$VMTEST_FILTER"
 
 # kernel splats; the ignore list holds known-harmless lines, one ERE a line
 bad_re='WARNING:|BUG:|Oops|Kernel panic|possible circular locking|INFO: [a-z]|'
@@ -128,8 +116,7 @@ run_boot() {
 
 	msg "boot $group ($accel, timeout ${VMTEST_TIMEOUT}s), console in '$console'"
 	t0=$(date +%s)
-	boot "$VMTEST_TIMEOUT" "$console" "$tapraw" "$append mpctl.boot=$group" \
-		"${accel_args[@]}"
+	boot "$VMTEST_TIMEOUT" "$console" "$tapraw" "$append mpctl.boot=$group"
 	secs=$(($(date +%s) - t0))
 
 	if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
@@ -191,7 +178,7 @@ run_boot() {
 	if [ -n "$s0" ] && [ -n "$s1" ]; then
 		suite_s=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.1f", b - a }')
 	fi
-	line="$(date -u +%FT%TZ) $kver $flavour boot=$group accel=$accel wall_s=$secs"
+	line="$(date -u +%FT%TZ) $kver $flavour boot=$group accel=${accel// /,} wall_s=$secs"
 	line+=" boot_s=${boot_s:-?} suite_s=${suite_s:-?}"
 	line+=" tests=${ran} failed=${failed} skipped=${skipped}"
 	line+=" result=$([ $bfail = 0 ] && echo pass || echo FAIL)"
