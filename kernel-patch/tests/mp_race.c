@@ -50,6 +50,17 @@ struct reg {
 	int fd;		/* mempressure.shrinker */
 };
 
+static void write_file(const char *path, const char *str)
+{
+	int fd = open(path, O_WRONLY);
+
+	if (fd >= 0) {
+		if (write(fd, str, strlen(str)) < 0)
+			perror(path);
+		close(fd);
+	}
+}
+
 static void join(const char *dir)
 {
 	char path[512];
@@ -198,8 +209,10 @@ static void hog_keep(void)
 	if (hog_pid > 0 && waitpid(hog_pid, NULL, WNOHANG) != hog_pid)
 		return;
 	hog_pid = fork();
-	if (!hog_pid)
+	if (!hog_pid) {
+		write_file("/proc/self/oom_score_adj", "1000");
 		hog();
+	}
 }
 
 /* The parent directory of @dir, the cgroup to move to before rmdir. */
@@ -227,6 +240,8 @@ int main(int argc, char **argv)
 	memcg = argv[3];
 	end = time(NULL) + atoi(argv[4]);
 
+	/* the hog, not this program, is what the OOM killer may take */
+	write_file("/proc/self/oom_score_adj", "-1000");
 	/* registrations are charged where this program runs */
 	join(mpcg);
 	if (strcmp(memcg, "-"))
