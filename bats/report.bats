@@ -239,3 +239,47 @@ png_size() {
 		rsvg-convert -o "$BATS_TEST_TMPDIR/r.png" "$BATS_TEST_TMPDIR/r.svg"
 	fi
 }
+
+@test "report: -o, --svg and --html never replace a device node or a symlink" {
+	local d=$BATS_TEST_TMPDIR
+	mknod "$d/null" c 1 3
+	ln -s null "$d/lnk"
+	mpctl report --input "$FIX/report-base.json" -o "$d/null" \
+		--svg "$d/lnk" --html "$d/lnk"
+	assert_success
+	[ -c "$d/null" ]
+	[ -L "$d/lnk" ] && [ "$(readlink "$d/lnk")" = null ]
+	# a symlink to a regular file: the file is replaced, the link stays
+	echo old >"$d/real"
+	chmod 640 "$d/real"
+	ln -s real "$d/toreal"
+	mpctl report --input "$FIX/report-base.json" -o "$d/toreal"
+	assert_success
+	[ -L "$d/toreal" ]
+	jq -e '.schema.name == "mpctl-report"' "$d/real"
+	[ "$(stat -c %a "$d/real")" = 640 ]
+	# a fifo is written into
+	mkfifo "$d/fifo"
+	cat "$d/fifo" >"$d/fifo.out" &
+	mpctl report --input "$FIX/report-base.json" -o "$d/fifo"
+	assert_success
+	wait
+	[ -p "$d/fifo" ]
+	jq -e '.schema.name == "mpctl-report"' "$d/fifo.out"
+	# no temporary file is left
+	[ -z "$(ls -A "$d" | grep '^\.')" ]
+}
+
+@test "report: a failure before the end leaves an existing file untouched" {
+	local d=$BATS_TEST_TMPDIR
+	echo data >"$d/f"
+	mpctl report --input "$d/missing.json" -o "$d/f" --svg "$d/f"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$d/f")" = data ]
+	[ -z "$(ls -A "$d" | grep '^\.')" ]
+	mpctl report --input "$FIX/report-base.json" -o "$d"
+	[ "$status" -eq 1 ]
+	assert_output --partial "cannot write '$d'"
+	mpctl report --input "$FIX/report-base.json" -o ''
+	[ "$status" -eq 64 ]
+}

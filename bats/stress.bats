@@ -154,7 +154,7 @@ stress_cgroups() {
 	assert_line --index 0 --partial "not a cgroup"
 	mpctl stress --output "$BATS_TEST_TMPDIR/no/such/dir.json" --duration 1s
 	[ "$status" -eq 1 ]
-	assert_line --index 0 --partial "cannot open"
+	assert_line --index 0 --partial "cannot create"
 	[ "$before" = "$(stress_cgroups)" ]
 }
 
@@ -327,4 +327,17 @@ stress_cgroups() {
 	jq -e '.parameters.swap == false' <<< "$output"
 	run "$MPCTL_BIN" stress --swap=yes
 	[ "$status" -eq 64 ]
+}
+
+@test "stress: an early failure leaves --output's file and device node alone" {
+	local d=$BATS_TEST_TMPDIR
+	echo data >"$d/f"
+	mknod "$d/null" c 1 3
+	mpctl stress --cgroup /nonexistent-$MP_RUN_ID --duration 1s --output "$d/f"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$d/f")" = data ]
+	mpctl stress --cgroup /nonexistent-$MP_RUN_ID --duration 1s --output "$d/null"
+	[ "$status" -eq 1 ]
+	[ -c "$d/null" ]
+	[ -z "$(ls -A "$d" | grep '^\.')" ]
 }

@@ -29,6 +29,7 @@
 #include "cmd.h"
 #include "mp_cgroup.h"
 #include "mp_json.h"
+#include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_report.h"
@@ -145,6 +146,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->json = o->pretty = true;
 		break;
 	case 'o':
+		if (!*arg)
+			argp_error(state, "empty file name for --output");
 		o->output = arg;
 		break;
 	case 'd':
@@ -192,9 +195,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "percentage of 0 or more", arg);
 		break;
 	case OPT_SVG:
+		if (!*arg)
+			argp_error(state, "empty file name for --svg");
 		o->svg = arg;
 		break;
 	case OPT_HTML:
+		if (!*arg)
+			argp_error(state, "empty file name for --html");
 		o->html = arg;
 		break;
 	case 'i':
@@ -1130,47 +1137,96 @@ static void print_compare(const json_t *cmp)
 
 /* ---- files ------------------------------------------------------------- */
 
-/* Write through a temporary file and rename, so FILE is whole or absent */
-static int write_file(const char *path, const json_t *doc,
-		      int (*fn)(FILE *, const json_t *, struct mp_err *),
+/*
+ * The files of a run: opened (checked, their temporary files made) before
+ * the suite runs, written at the end. A failure before the end leaves
+ * every existing file as it was (common/mp_output.c).
+ */
+struct report_file {
+	const char *path;
+	int (*fn)(FILE *, const json_t *, struct mp_err *);
+	struct mp_output out;
+	bool stdout_;
+};
+
+static int files_open(struct report_file *files, int n)
+{
+	struct mp_err err;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!files[i].path)
+			continue;
+		if (!strcmp(files[i].path, "-")) {
+			files[i].stdout_ = true;
+			continue;
+		}
+		if (mp_output_open(&files[i].out, files[i].path, &err)) {
+			while (i--)
+				if (files[i].path && !files[i].stdout_)
+					mp_output_abort(&files[i].out);
+			return cmd_fail(&err);
+		}
+	}
+	return 0;
+}
+
+static int file_write(struct report_file *rf, const json_t *doc,
 		      bool pretty)
 {
-	char tmp[PATH_MAX];
-	struct mp_err err;
+	struct mp_err err = { 0 };
 	FILE *f;
 	int ret;
 
-	if (!strcmp(path, "-")) {
-		if (fn)
-			ret = fn(stdout, doc, &err);
-		else
-			ret = mp_json_emit(stdout, doc, pretty);
-		return ret ? MP_EXIT_FAILURE : 0;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid());
-	f = fopen(tmp, "w");
+	f = rf->stdout_ ? stdout : mp_output_stream(&rf->out, &err);
 	if (!f) {
-		cmd_error("cannot create '%s': %s", tmp, strerror(errno));
-		return mp_status_for_errno(errno);
+		mp_output_abort(&rf->out);
+		return cmd_fail(&err);
 	}
-	err.msg[0] = '\0';
-	if (fn)
-		ret = fn(f, doc, &err);
+	if (rf->fn)
+		ret = rf->fn(f, doc, &err);
 	else
 		ret = mp_json_emit(f, doc, pretty);
-	if (fclose(f) || ret) {
-		cmd_error("cannot write '%s': %s", path,
-			  err.msg[0] ? err.msg : strerror(errno));
-		unlink(tmp);
-		return MP_EXIT_FAILURE;
+	if (rf->stdout_)
+		return ret ? MP_EXIT_FAILURE : 0;
+	if (ret) {
+		if (!err.msg[0])
+			mp_errf(&err, MP_EXIT_FAILURE, errno ? errno : EIO,
+				"cannot write '%s'", rf->path);
+		mp_output_abort(&rf->out);
+		return cmd_fail(&err);
 	}
-	if (rename(tmp, path)) {
-		cmd_error("cannot rename '%s' to '%s': %s", tmp, path,
-			  strerror(errno));
-		unlink(tmp);
-		return mp_status_for_errno(errno);
-	}
+	if (mp_output_commit(&rf->out, &err))
+		return cmd_fail(&err);
 	return 0;
+}
+
+/* Write every file; after a failure the rest keep their old contents. */
+static int files_write(struct report_file *files, int n, const json_t *doc,
+		       bool pretty)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!files[i].path)
+			continue;
+		if (ret) {
+			if (!files[i].stdout_)
+				mp_output_abort(&files[i].out);
+			continue;
+		}
+		ret = file_write(&files[i], doc, pretty);
+	}
+	return ret;
+}
+
+static void files_abort(struct report_file *files, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (files[i].path && !files[i].stdout_)
+			mp_output_abort(&files[i].out);
 }
 
 /* Fill metrics a recorded report lacks (e.g. one written by hand). */
@@ -1237,6 +1293,9 @@ int cmd_report(int argc, char **argv)
 		.threshold = -1,
 		.limit = 128 << 20,
 	};
+	struct report_file files[3] = {
+		{ NULL, NULL }, { NULL, mp_svg_report }, { NULL, mp_html_report },
+	};
 	struct mp_err err;
 	bool failed = false;
 	json_t *doc;
@@ -1250,24 +1309,25 @@ int cmd_report(int argc, char **argv)
 	if (o.compare)
 		return do_compare(&o);
 
+	/* every output is checked before anything runs */
+	files[0].path = o.output;
+	files[1].path = o.svg;
+	files[2].path = o.html;
+	ret = files_open(files, 3);
+	if (ret)
+		return ret;
 	if (o.input) {
 		doc = mp_json_load_file(o.input, &err);
-		if (!doc)
-			return cmd_fail(&err);
-		if (mp_report_check(doc, o.input, &err)) {
+		if (!doc || mp_report_check(doc, o.input, &err)) {
 			json_decref(doc);
+			files_abort(files, 3);
 			return cmd_fail(&err);
 		}
 		summarize_all(doc);
 	} else {
 		doc = run_suite(&o, &failed);
 	}
-	if (o.output)
-		ret = write_file(o.output, doc, NULL, o.pretty);
-	if (!ret && o.svg)
-		ret = write_file(o.svg, doc, mp_svg_report, false);
-	if (!ret && o.html)
-		ret = write_file(o.html, doc, mp_html_report, false);
+	ret = files_write(files, 3, doc, o.pretty);
 	if (!ret) {
 		if (o.json && !o.output)
 			ret = mp_json_emit(stdout, doc, o.pretty) ?

@@ -34,6 +34,7 @@
 #include "mp_cgroup.h"
 #include "mp_json.h"
 #include "mp_memstat.h"
+#include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
@@ -289,7 +290,8 @@ struct hog {
 
 struct run {
 	struct stress_opts *o;
-	FILE *out;			/* --output, opened before the run */
+	struct mp_output out;		/* --output, opened before the run */
+	bool have_out;
 	/* cgroups: the run's (limit), engine and hog leaves, mempressure */
 	struct mp_cgroup cg, engine_cg, hog_cg, mp_cg;
 	bool created, engine_created, hog_created, mp_created;
@@ -1051,17 +1053,29 @@ static void print_summary(struct run *r,
 
 static int write_output(struct run *r, json_t *doc)
 {
+	struct mp_err err;
 	FILE *f;
 
 	if (r->o->json && mp_json_emit(stdout, doc, r->o->pretty))
 		return -1;
-	if (!r->out)
+	if (!r->have_out)
 		return 0;
-	f = r->out;
-	r->out = NULL;
-	if (mp_json_emit(f, doc, true) || fclose(f)) {
-		cmd_error("cannot write '%s': %s", r->o->output,
-			  strerror(errno));
+	r->have_out = false;
+	f = mp_output_stream(&r->out, &err);
+	if (!f) {
+		mp_output_abort(&r->out);
+		cmd_fail(&err);
+		return -2;
+	}
+	if (mp_json_emit(f, doc, true)) {
+		mp_errf(&err, MP_EXIT_FAILURE, errno ? errno : EIO,
+			"cannot write '%s'", r->o->output);
+		mp_output_abort(&r->out);
+		cmd_fail(&err);
+		return -2;
+	}
+	if (mp_output_commit(&r->out, &err)) {
+		cmd_fail(&err);
 		return -2;
 	}
 	return 0;
@@ -1151,12 +1165,9 @@ static int stress(struct stress_opts *o)
 		       cmd_usage_error("%s", err.msg) : cmd_fail(&err);
 	/* an output that cannot be written fails before the run, not after */
 	if (o->output) {
-		r.out = fopen(o->output, "we");
-		if (!r.out) {
-			cmd_error("cannot open '%s': %s", o->output,
-				  strerror(errno));
-			return mp_status_for_errno(errno);
-		}
+		if (mp_output_open(&r.out, o->output, &err))
+			return cmd_fail(&err);
+		r.have_out = true;
 	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -1296,10 +1307,9 @@ out:
 	remove_cgroups(&r);
 	stress_shared_free(r.shm);
 	free(r.tl);
-	if (r.out) {
-		fclose(r.out);
-		unlink(o->output);	/* the run never got to write it */
-	}
+	/* the run never got to write it: an existing file stays as it was */
+	if (r.have_out)
+		mp_output_abort(&r.out);
 	if (r.sfd >= 0)
 		close(r.sfd);
 	if (r.tfd >= 0)
