@@ -283,3 +283,13 @@ png_size() {
 	mpctl report --input "$FIX/report-base.json" -o ''
 	[ "$status" -eq 64 ]
 }
+
+@test "report --input: short kernel_config keys are printed, not over-read" {
+	jq '.system.kernel_config.options = {"A": "y", "CONFIG_": "m",
+		"CONFIG_PSI": "y", "N": 1}' "$FIX/report-base.json" \
+		>"$BATS_TEST_TMPDIR/short.json"
+	mpctl report --input "$BATS_TEST_TMPDIR/short.json" \
+		--svg "$BATS_TEST_TMPDIR/s.svg" --html "$BATS_TEST_TMPDIR/s.html"
+	assert_success
+	assert_line --regexp '^config +A=y CONFIG_=m PSI=y N=\?$'
+}

@@ -1017,8 +1017,14 @@ static void print_system(const json_t *doc)
 	       str(sys, "machine"));
 	opts = mp_json_path(sys, "kernel_config.options");
 	printf("%-10s", "config");
-	json_object_foreach(opts, key, v)
-		printf(" %s=%s", key + 7, json_string_value(v));
+	json_object_foreach(opts, key, v) {
+		const char *val = json_string_value(v), *name = key;
+
+		/* a recorded document may hold any key: no prefix assumed */
+		if (!strncmp(name, "CONFIG_", 7) && name[7])
+			name += 7;
+		printf(" %s=%s", name, val ? val : "?");
+	}
 	printf("%s\n", json_object_size(opts) ? "" : " unknown");
 	printf("%-10s %s, swap %s, %lld cpus\n", "memory",
 	       mp_fmt_size(json_integer_value(json_object_get(sys,
