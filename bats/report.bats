@@ -211,7 +211,8 @@ png_size() {
 	assert_success
 	jq -e --arg v "$("$MPCTL_BIN" --version | awk '{ print $2 }')" '
 		.schema == {"name": "mpctl-report", "version": 1} and
-		.mpctl_version == $v and
+		.mpctl_version == $v and .complete == true and
+		(has("interrupted_by") | not) and
 		(.system.kernel_release | type == "string") and
 		(.system.kernel_config.options | type == "object") and
 		(.system.mem_total_bytes > 0) and
@@ -292,4 +293,32 @@ png_size() {
 		--svg "$BATS_TEST_TMPDIR/s.svg" --html "$BATS_TEST_TMPDIR/s.html"
 	assert_success
 	assert_line --regexp '^config +A=y CONFIG_=m PSI=y N=\?$'
+}
+
+@test "report: SIGTERM/SIGINT stop the children, remove the cgroups, write what there is" {
+	requires root memcg jq
+	local d=$BATS_TEST_TMPDIR pid rc sig cg
+	for sig in TERM INT; do
+		rc=0
+		# an odd duration names this test's children
+		"$MPCTL_BIN" report --duration 37s --repeat 2 -s shrinker \
+			-s listen-latency -o "$d/r.json" >"$d/out" 2>"$d/err" &
+		pid=$!
+		MP_PIDS+=("$pid")
+		sleep 3
+		kill -$sig "$pid"
+		wait_exit "$pid" 20 || rc=$?
+		cat "$d/err" >&2
+		if [ $sig = TERM ]; then [ "$rc" -eq 143 ]; else [ "$rc" -eq 130 ]; fi
+		grep -q "interrupted by SIG$sig: the report is incomplete" "$d/err"
+		jq -e --arg s $sig '.complete == false and .interrupted_by == $s and
+			(.scenarios | length) == 1 and
+			.scenarios[0].status == "interrupted" and
+			(.scenarios[0].runs | length) == 1' "$d/r.json"
+		sleep 1
+		! pgrep -f 'mpctl (stress|listen) --json --duration 37000ms'
+		! ls -d /sys/fs/cgroup/*/mpctl-report-$pid-* 2>/dev/null | grep .
+		cg=$(jq -r '.scenarios[0].runs[0].cgroup' "$d/r.json")
+		[ ! -d "$(memcg_root)$cg" ]
+	done
 }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
@@ -235,12 +236,17 @@ static const struct argp report_argp = {
 	"reports.\v"
 	"Exit status: 0 success (--compare: no regression); 1 failure, a "
 	"scenario failed, or --compare found a regression; 64 usage error; "
-	"69 no such kernel interface; 77 permission denied. "
+	"69 no such kernel interface; 77 permission denied; 129, 130, 143 "
+	"stopped by SIGHUP, SIGINT, SIGTERM (the document is still written, "
+	"marked incomplete). "
 	"See mpctl-report(1) for the metrics and their thresholds.",
 	NULL, NULL, NULL
 };
 
 /* ---- children ---------------------------------------------------------- */
+
+/* the signal that interrupts the run, 0 if none (see catch_signals()) */
+static volatile sig_atomic_t report_signal;
 
 static uint64_t now_mono(void)
 {
@@ -263,13 +269,38 @@ static pid_t spawn_self(char *const argv[], int *outfd)
 		return -1;
 	}
 	if (!pid) {
+		/*
+		 * Its own process group, stopped by us (stop_child()); and
+		 * never outliving a report killed with SIGKILL: SIGTERM lets
+		 * "mpctl stress" remove its cgroups and its stress-ng hog.
+		 */
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() == 1)
+			_exit(127);
 		dup2(p[1], STDOUT_FILENO);
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
+	setpgid(pid, pid);	/* no race with a signal before exec */
 	close(p[1]);
 	*outfd = p[0];
 	return pid;
+}
+
+/*
+ * Pass an interruption on to a child's process group once; a child that
+ * then does not end in 10 s is killed. Returns the deadline to use.
+ */
+static uint64_t pass_signal(pid_t pid, bool *passed, uint64_t deadline)
+{
+	uint64_t soon = mp_now_ns(CLOCK_MONOTONIC) + 10000000000ULL;
+
+	if (!report_signal || *passed)
+		return deadline;
+	*passed = true;
+	kill(-pid, report_signal);
+	return soon < deadline ? soon : deadline;
 }
 
 struct buf {
@@ -310,6 +341,7 @@ static int wait_child(pid_t pid, uint64_t deadline)
 		if (r < 0 && errno != EINTR)
 			return -1;
 		if (deadline && now_mono() > deadline) {
+			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			deadline = 0;
 		}
@@ -417,6 +449,7 @@ static int run_stress(const struct report_opts *o, const struct scenario *s,
 	struct stress_args a;
 	struct buf b = { 0 };
 	uint64_t deadline;
+	bool passed = false;
 	int fd, status;
 	pid_t pid;
 
@@ -429,14 +462,18 @@ static int run_stress(const struct report_opts *o, const struct scenario *s,
 	deadline = now_mono() + o->duration_ns * 3 + 30000000000ULL;
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		uint64_t now = now_mono();
+		uint64_t now;
 		int n;
 
+		deadline = pass_signal(pid, &passed, deadline);
+		now = now_mono();
 		if (now >= deadline) {
+			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			break;
 		}
-		n = poll(&pfd, 1, (int)((deadline - now) / 1000000) + 1);
+		n = poll(&pfd, 1, (deadline - now) / 1000000 > 1000 ? 1000 :
+			 (int)((deadline - now) / 1000000) + 1);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n > 0 && buf_read(&b, fd) <= 0)
@@ -593,7 +630,7 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 	int lfd, sfd, lstatus, sstatus, ret = 0;
 	char *largv[] = { "mpctl", "listen", "--json", "--backend", NULL,
 			  "--cgroup", NULL, NULL };
-	bool lopen = true, sopen = true;
+	bool lopen = true, sopen = true, passed = false;
 	json_t *stress = NULL, *doc;
 	pid_t lpid, spid;
 
@@ -627,6 +664,8 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 			{ .fd = sfd, .events = POLLIN },
 		};
 
+		deadline = pass_signal(spid, &passed, deadline);
+
 		if (poll(pfd, 2, 100) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents) {
@@ -641,7 +680,7 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 	close(sfd);
 	sstatus = wait_child(spid, deadline);
 	/* late lines: whatever listen wrote before it heard SIGTERM */
-	kill(lpid, SIGTERM);
+	kill(-lpid, SIGTERM);
 	while (lopen && buf_read(&acc.b, lfd) > 0)
 		listen_lines(&acc, now_mono());
 	lstatus = wait_child(lpid, now_mono() + 2000000000ULL);
@@ -896,7 +935,7 @@ static json_t *run_scenario(const struct report_opts *o,
 			"no kernel shrinker: the same as 'shrinker' here"));
 		return sc;
 	}
-	for (i = 0; i < o->repeat; i++) {
+	for (i = 0; i < o->repeat && !report_signal; i++) {
 		if (s->run(o, s, &run, &err)) {
 			bool skip = err.status == MP_EXIT_UNAVAILABLE ||
 				    err.status == MP_EXIT_NOPERM;
@@ -911,6 +950,12 @@ static json_t *run_scenario(const struct report_opts *o,
 			break;
 		}
 		json_array_append_new(runs, run);
+	}
+	if (report_signal && !json_object_get(sc, "status")) {
+		/* the runs so far, the last one cut short */
+		json_object_set_new(sc, "status", json_string("interrupted"));
+		json_object_set_new(sc, "reason", json_string(
+			"the report was interrupted"));
 	}
 	if (!json_object_get(sc, "status"))
 		json_object_set_new(sc, "status", json_string("ok"));
@@ -953,7 +998,7 @@ static json_t *run_suite(const struct report_opts *o, bool *failed)
 				    "stress_args", extra);
 	}
 	json_object_set_new(doc, "scenarios", scs);
-	for (i = 0; i < NR_SCENARIOS; i++) {
+	for (i = 0; i < NR_SCENARIOS && !report_signal; i++) {
 		if (!selected(o, scenarios[i].name))
 			continue;
 		if (!o->json || o->output)
@@ -1291,6 +1336,29 @@ static void list_scenarios(void)
 		       scenarios[i].description);
 }
 
+/*
+ * SIGINT, SIGTERM, SIGHUP during a run: the handler only records the
+ * signal; the loops that wait for children see it (poll returns EINTR),
+ * pass it on to the children's process groups, collect what the children
+ * write as they stop, and the report is written marked incomplete.
+ */
+static void on_signal(int sig)
+{
+	if (!report_signal)
+		report_signal = sig;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	size_t i;
+
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = {
@@ -1331,7 +1399,16 @@ int cmd_report(int argc, char **argv)
 		}
 		summarize_all(doc);
 	} else {
+		catch_signals();
 		doc = run_suite(&o, &failed);
+		json_object_set_new(doc, "complete",
+				    json_boolean(!report_signal));
+		if (report_signal) {
+			json_object_set_new(doc, "interrupted_by", json_string(
+				sigabbrev_np(report_signal)));
+			cmd_error("interrupted by SIG%s: the report is "
+				  "incomplete", sigabbrev_np(report_signal));
+		}
 	}
 	ret = files_write(files, 3, doc, o.pretty);
 	if (!ret) {
@@ -1344,5 +1421,8 @@ int cmd_report(int argc, char **argv)
 	json_decref(doc);
 	if (!ret && failed)
 		ret = MP_EXIT_FAILURE;
+	/* as a shell reports a job killed by the signal */
+	if (report_signal)
+		ret = 128 + report_signal;
 	return ret;
 }

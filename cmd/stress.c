@@ -1182,6 +1182,11 @@ static int stress(struct stress_opts *o)
 	 */
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	/*
+	 * A reader gone (a report killed, "| head") must not kill us before
+	 * the cgroups are removed: the write fails with EPIPE instead.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	r.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	r.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	r.shm = stress_shared_new();
