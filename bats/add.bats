@@ -120,3 +120,23 @@ setup() {
 	assert_success
 	assert_output --regexp '^[1-9][0-9]*$'
 }
+
+@test "add: --wait and N notice that their 'mpctl register' is gone" {
+	requires root memcg
+	local cg st
+	cg=$(make_memcg addgone 64M)
+	# register exits at once; its child keeps the registration's fds
+	run timeout 10 "$MPCTL_BIN" register --chunk 1M -b memcg -c "$cg" -- \
+		sh -c '(sleep 0.5; "$MPCTL" add --wait; echo "wait=$?";
+			"$MPCTL" add 5; echo "add=$?") >'"$BATS_TEST_TMPDIR/log"' 2>&1 &'
+	assert_success
+	for st in $(seq 50); do
+		grep -q "^add=" "$BATS_TEST_TMPDIR/log" 2>/dev/null && break
+		sleep 0.1
+	done
+	run cat "$BATS_TEST_TMPDIR/log"
+	assert_line "mpctl add: the shrinker is gone: the 'mpctl register' that owned it has exited"
+	assert_line "wait=1"
+	assert_line --partial "mpctl add: cannot account +5 chunks: the shrinker is gone"
+	assert_line "add=1"
+}

@@ -274,3 +274,28 @@ hog() {
 	mpctl listen --frobnicate
 	assert_failure 64
 }
+
+@test "listen: --timeout and SIGINT stop a hung --exec command" {
+	requires root memcg stress-ng
+	local i st
+	cg=$(make_memcg hung 64M)
+	# an odd sleep names this test's command
+	mpctl_bg listen -b memcg -c "$cg" -t 3s -v --exec "sleep 97; :"
+	hog "$cg"
+	st=0
+	wait_exit "$MP_BG_PID" 10 || st=$?
+	[ "$st" -eq 0 ]
+	grep -q "command 'sleep 97; :' stopped: the listener is exiting" "$MP_BG_ERR"
+	! pgrep -f "sleep 97"
+	mpctl_bg listen -b memcg -c "$cg" -v --exec "sleep 98; :"
+	hog "$cg"
+	for i in $(seq 100); do
+		pgrep -f "sleep 98" >/dev/null && break
+		sleep 0.1
+	done
+	kill -INT "$MP_BG_PID"
+	st=0
+	wait_exit "$MP_BG_PID" 5 || st=$?
+	[ "$st" -eq 0 ]
+	! pgrep -f "sleep 98"
+}

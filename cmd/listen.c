@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -176,9 +177,49 @@ static void fmt_time(uint64_t ns, char *buf, size_t len)
 		 (unsigned int)(ns % 1000000000ULL / 1000));
 }
 
+/*
+ * Wait for --exec's command without blocking the listener's deadline and
+ * signals: on either, the command's process group gets SIGTERM, then
+ * SIGKILL after a second, and the caller's next mp_wait() sees the same
+ * deadline or pending signal and ends the listener.
+ */
+static int wait_exec(struct mp_waiter *w, pid_t pid, int *status)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), i, stopped = 0;
+	pid_t r;
+
+	if (pfd < 0) {
+		/* a kernel without pidfds: block, as before */
+		while ((r = waitpid(pid, status, 0)) < 0 && errno == EINTR)
+			;
+		return r == pid ? 0 : -1;
+	}
+	switch (mp_wait(w, pfd, POLLIN)) {
+	case MP_WAIT_READY:
+		break;
+	default:
+		stopped = 1;
+		kill(-pid, SIGTERM);
+		for (i = 0; i < 100; i++) {
+			if (waitpid(pid, status, WNOHANG) == pid) {
+				close(pfd);
+				return stopped;
+			}
+			usleep(10000);
+		}
+		kill(-pid, SIGKILL);
+		break;
+	}
+	close(pfd);
+	while ((r = waitpid(pid, status, 0)) < 0 && errno == EINTR)
+		;
+	return r == pid ? stopped : -1;
+}
+
 /* Run --exec for one event with the event in the environment. */
 static void run_exec(const struct listen_opts *o, const struct mp_source *src,
-		     const struct mp_event *ev, uint64_t seq, const char *json)
+		     const struct mp_event *ev, uint64_t seq, const char *json,
+		     struct mp_waiter *w)
 {
 	enum mp_backend b = mp_source_backend(src);
 	char vars[7][PATH_MAX + 64];
@@ -227,8 +268,10 @@ static void run_exec(const struct listen_opts *o, const struct mp_source *src,
 	posix_spawnattr_init(&attr);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &deflt);
+	/* its own process group, so that a hung command can be stopped */
+	posix_spawnattr_setpgroup(&attr, 0);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF);
+				 POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 	fflush(stdout);
 	errno = posix_spawn(&pid, "/bin/sh", NULL, &attr, argv, envp);
 	posix_spawnattr_destroy(&attr);
@@ -239,8 +282,18 @@ static void run_exec(const struct listen_opts *o, const struct mp_source *src,
 		cmd_error("cannot run '%s': %s", o->exec, strerror(errno));
 		return;
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	switch (wait_exec(w, pid, &status)) {
+	case 0:
+		break;
+	case 1:
+		cmd_error("command '%s' stopped: the listener is exiting",
+			  o->exec);
+		return;
+	default:
+		cmd_error("cannot wait for '%s': %s", o->exec,
+			  strerror(errno));
+		return;
+	}
 	if (WIFEXITED(status) && WEXITSTATUS(status))
 		cmd_error("command '%s' exited with status %d", o->exec,
 			  WEXITSTATUS(status));
@@ -251,7 +304,7 @@ static void run_exec(const struct listen_opts *o, const struct mp_source *src,
 
 static int print_event(const struct listen_opts *o,
 		       const struct mp_source *src, const struct mp_event *ev,
-		       uint64_t seq)
+		       uint64_t seq, struct mp_waiter *w)
 {
 	enum mp_backend b = mp_source_backend(src);
 	char *line = NULL;
@@ -277,7 +330,7 @@ static int print_event(const struct listen_opts *o,
 	if (fflush(stdout) == EOF)
 		ret = -1;
 	if (!ret && o->exec)
-		run_exec(o, src, ev, seq, line);
+		run_exec(o, src, ev, seq, line, w);
 	free(line);
 	json_decref(doc);
 	return ret;
@@ -306,7 +359,7 @@ static int listen_loop(const struct listen_opts *o, struct mp_source *src,
 			return cmd_fail(&err);
 		if (!ret)
 			continue;
-		if (print_event(o, src, &ev, ++seq)) {
+		if (print_event(o, src, &ev, ++seq, w)) {
 			if (errno != EPIPE)
 				cmd_error("write error: %s", strerror(errno));
 			return MP_EXIT_FAILURE;
