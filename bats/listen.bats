@@ -299,3 +299,13 @@ hog() {
 	[ "$st" -eq 0 ]
 	! pgrep -f "sleep 98"
 }
+
+@test "listen: a cgroup name that is not UTF-8 is escaped in the JSON, not lost" {
+	requires root memcg stress-ng jq
+	cg=$(make_memcg $'bad\xfe' 64M)
+	mpctl_bg listen -b memcg -c "$cg" -n 1 -t 25s -v --json
+	hog "$cg"
+	wait_exit "$MP_BG_PID" 30
+	jq -e --arg p "/$MP_RUN_ID-bad\\xfe" '.event.cgroup == $p and
+		(.event | has("level") and has("seq"))' "$MP_BG_OUT"
+}

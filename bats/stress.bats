@@ -341,3 +341,13 @@ stress_cgroups() {
 	[ -c "$d/null" ]
 	[ -z "$(ls -A "$d" | grep '^\.')" ]
 }
+
+@test "stress: a cgroup name that is not UTF-8 is escaped in the JSON, not lost" {
+	requires root memcg jq
+	local dir
+	memcg $'bad\xff\\' 256M
+	mpctl stress --json --cgroup "$dir" --duration 1s --threads 1
+	assert_success
+	echo "$output" | jq -e --arg p "/$MP_RUN_ID-bad\\xff\\\\" '
+		.cgroup == $p and (.parameters.cgroup | endswith($p))'
+}

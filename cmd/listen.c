@@ -146,22 +146,27 @@ static const struct argp listen_argp = {
 	NULL, NULL, NULL
 };
 
+/* The event's document, or NULL (out of memory): never a partial one. */
 static json_t *event_json(const struct mp_source *src,
 			  const struct mp_event *ev, uint64_t seq)
 {
 	enum mp_backend b = mp_source_backend(src);
 	json_t *doc = mp_json_doc(LISTEN_SCHEMA, LISTEN_SCHEMA_VERSION);
 
-	json_object_set_new(doc, "event", json_pack(
-		"{s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:I}",
+	if (!doc || json_object_set_new(doc, "event", json_pack(
+		"{s:I, s:I, s:I, s:s, s:o, s:s, s:s, s:I}",
 		"seq", (json_int_t)seq,
 		"time_ns", (json_int_t)ev->time_ns,
 		"monotonic_ns", (json_int_t)ev->mono_ns,
 		"backend", mp_backend_name(b),
-		"cgroup", mp_source_cgroup(src)->path,
+		"cgroup", mp_json_str(mp_source_cgroup(src)->path),
 		"level", mp_level_name(ev->level),
 		"level_native", mp_level_native(b, ev->level),
-		"events", (json_int_t)ev->count));
+		"events", (json_int_t)ev->count))) {
+		json_decref(doc);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return doc;
 }
 
@@ -314,7 +319,13 @@ static int print_event(const struct listen_opts *o,
 
 	if (o->json || o->exec) {
 		doc = event_json(src, ev, seq);
-		line = json_dumps(doc, JSON_PRESERVE_ORDER | JSON_COMPACT);
+		line = doc ? json_dumps(doc, JSON_PRESERVE_ORDER |
+					JSON_COMPACT) : NULL;
+		if (!line) {
+			json_decref(doc);
+			errno = ENOMEM;
+			return -1;
+		}
 	}
 	if (o->json) {
 		if (!line || puts(line) == EOF)

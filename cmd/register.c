@@ -204,21 +204,27 @@ static int print_request(const struct register_opts *o,
 		json_t *doc = mp_json_doc(REGISTER_SCHEMA,
 					  REGISTER_SCHEMA_VERSION);
 
-		json_object_set_new(doc, "request", json_pack(
-			"{s:I, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:I}",
+		json_t *req = json_pack(
+			"{s:I, s:I, s:I, s:s, s:s, s:o, s:I, s:I, s:I}",
 			"seq", (json_int_t)seq,
 			"time_ns", (json_int_t)now,
 			"monotonic_ns",
 			(json_int_t)mp_now_ns(CLOCK_MONOTONIC),
 			"mode", mode, "backend", be,
-			"cgroup", cg ? cg->path : "",
+			"cgroup", mp_json_str(cg ? cg->path : ""),
 			"chunk_size_bytes", (json_int_t)chunk,
 			"chunks", (json_int_t)chunks,
-			"bytes", (json_int_t)(chunks * chunk)));
-		if (mp_shrinker_emulated(sh))
-			json_object_set_new(json_object_get(doc, "request"),
-					    "usage_bytes",
-					    json_integer(st.usage_bytes));
+			"bytes", (json_int_t)(chunks * chunk));
+
+		/* never a request with keys missing */
+		if (!doc || json_object_set_new(doc, "request", req) ||
+		    (mp_shrinker_emulated(sh) &&
+		     json_object_set_new(req, "usage_bytes",
+					 json_integer(st.usage_bytes)))) {
+			json_decref(doc);
+			errno = ENOMEM;
+			return -1;
+		}
 		ret = mp_json_emit(stdout, doc, false);
 		json_decref(doc);
 	} else {

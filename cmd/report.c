@@ -993,7 +993,7 @@ static json_t *run_suite(const struct report_opts *o, bool *failed)
 
 		for (k = 0; k < o->nr_extra; k++)
 			json_array_append_new(extra,
-					      json_string(o->stress_extra[k]));
+					      mp_json_str(o->stress_extra[k]));
 		json_object_set_new(json_object_get(doc, "settings"),
 				    "stress_args", extra);
 	}

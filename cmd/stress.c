@@ -862,6 +862,7 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 	struct utsname un;
 	double secs = seconds(r);
 	size_t i;
+	int bad = !doc || !tl;
 
 	uname(&un);
 	bool policy_on = mp_shrinker_emulated(r->sh) || ss->limit_bytes;
@@ -877,9 +878,9 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 			   "emulate", o->emulate,
 			   "assist", !o->no_assist,
 			   "swap", o->swap,
-			   "cgroup", o->cgroup ? json_string(o->cgroup) :
+			   "cgroup", o->cgroup ? mp_json_str(o->cgroup) :
 			   json_null(),
-			   "hog", o->hog ? json_string(o->hog) : json_null());
+			   "hog", o->hog ? mp_json_str(o->hog) : json_null());
 	if (policy_on) {
 		struct mp_emul_policy p = {
 			.target = o->target, .high = o->high,
@@ -898,84 +899,84 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 				   "interval_ns", (json_int_t)p.interval_ns,
 				   "linger_ns", (json_int_t)p.linger_ns);
 	}
-	json_object_set_new(doc, "parameters", params);
-	json_object_set_new(doc, "backend", json_string(
+	bad |= json_object_set_new(doc, "parameters", params);
+	bad |= json_object_set_new(doc, "backend", json_string(
 		mp_backend_name(mp_shrinker_backend(r->sh))));
-	json_object_set_new(doc, "shrinker", json_string(
+	bad |= json_object_set_new(doc, "shrinker", json_string(
 		mp_shrinker_mode_name(mp_shrinker_mode(r->sh))));
-	json_object_set_new(doc, "emulation_policy", policy);
-	json_object_set_new(doc, "early_warning", json_boolean(
+	bad |= json_object_set_new(doc, "emulation_policy", policy);
+	bad |= json_object_set_new(doc, "early_warning", json_boolean(
 		!mp_shrinker_emulated(r->sh) && policy_on));
-	json_object_set_new(doc, "emulator", policy_on ?
+	bad |= json_object_set_new(doc, "emulator", policy_on ?
 		json_pack("{s:I, s:I, s:I, s:I, s:I}",
 			  "requests", (json_int_t)ss->requests,
 			  "chunks_requested", (json_int_t)ss->chunks_requested,
 			  "counter_end", (json_int_t)ss->counter,
 			  "added", (json_int_t)ss->added,
 			  "removed", (json_int_t)ss->removed) : json_null());
-	json_object_set_new(doc, "kernel_release", json_string(un.release));
-	json_object_set_new(doc, "cgroup", json_string(r->cg.path));
-	json_object_set_new(doc, "transient_cgroup", json_boolean(r->created));
-	json_object_set_new(doc, "memory_high_bytes",
+	bad |= json_object_set_new(doc, "kernel_release", json_string(un.release));
+	bad |= json_object_set_new(doc, "cgroup", mp_json_str(r->cg.path));
+	bad |= json_object_set_new(doc, "transient_cgroup", json_boolean(r->created));
+	bad |= json_object_set_new(doc, "memory_high_bytes",
 			    r->created && r->cg.hier.version == MP_CG_V2 &&
 			    !o->no_throttle ?
 			    json_integer((json_int_t)r->high_bytes) :
 			    json_null());
-	json_object_set_new(doc, "duration_ns",
+	bad |= json_object_set_new(doc, "duration_ns",
 			    json_integer((json_int_t)(r->end_ns - r->start_ns)));
-	json_object_set_new(doc, "exit_reason", json_string(r->reason));
-	json_object_set_new(doc, "chunks_allocated",
+	bad |= json_object_set_new(doc, "exit_reason", json_string(r->reason));
+	bad |= json_object_set_new(doc, "chunks_allocated",
 			    json_integer((json_int_t)s->chunks.allocated));
-	json_object_set_new(doc, "bytes_allocated",
+	bad |= json_object_set_new(doc, "bytes_allocated",
 			    json_integer((json_int_t)(s->chunks.allocated *
 						      o->chunk)));
-	json_object_set_new(doc, "chunks_freed",
+	bad |= json_object_set_new(doc, "chunks_freed",
 			    json_integer((json_int_t)s->chunks.freed));
-	json_object_set_new(doc, "bytes_freed",
+	bad |= json_object_set_new(doc, "bytes_freed",
 			    json_integer((json_int_t)(s->chunks.freed *
 						      o->chunk)));
-	json_object_set_new(doc, "reclaim_requests",
+	bad |= json_object_set_new(doc, "reclaim_requests",
 			    json_integer((json_int_t)s->requests));
-	json_object_set_new(doc, "chunks_requested",
+	bad |= json_object_set_new(doc, "chunks_requested",
 			    json_integer((json_int_t)s->chunks_requested));
-	json_object_set_new(doc, "chunks_readded",
+	bad |= json_object_set_new(doc, "chunks_readded",
 			    json_integer((json_int_t)s->chunks_readded));
-	json_object_set_new(doc, "chunks_short",
+	bad |= json_object_set_new(doc, "chunks_short",
 			    json_integer((json_int_t)s->chunks_short));
-	json_object_set_new(doc, "reclaim_latency", hist_json(&s->latency));
-	json_object_set_new(doc, "reclaim_latency_per_chunk",
+	bad |= json_object_set_new(doc, "reclaim_latency", hist_json(&s->latency));
+	bad |= json_object_set_new(doc, "reclaim_latency_per_chunk",
 			    hist_json(&s->latency_chunk));
-	json_object_set_new(doc, "events", json_pack(
+	bad |= json_object_set_new(doc, "events", json_pack(
 		"{s:I, s:I, s:I, s:I, s:I}",
 		"low", (json_int_t)r->events[MP_LEVEL_LOW],
 		"medium", (json_int_t)r->events[MP_LEVEL_MEDIUM],
 		"critical", (json_int_t)r->events[MP_LEVEL_CRITICAL],
 		"thresholds", (json_int_t)ss->thresholds,
 		"samples", (json_int_t)ss->samples));
-	json_object_set_new(doc, "alloc_throughput_bytes_per_s", json_integer(
+	bad |= json_object_set_new(doc, "alloc_throughput_bytes_per_s", json_integer(
 		(json_int_t)(secs > 0 ? (double)s->chunks.allocated *
 			     (double)o->chunk / secs : 0)));
-	json_object_set_new(doc, "alloc_busy_throughput_bytes_per_s",
+	bad |= json_object_set_new(doc, "alloc_busy_throughput_bytes_per_s",
 		json_integer((json_int_t)(s->chunks.alloc_ns ?
 			(double)s->chunks.allocated * (double)o->chunk * 1e9 /
 			(double)s->chunks.alloc_ns * (double)o->threads : 0)));
-	json_object_set_new(doc, "peak_usage_bytes",
+	bad |= json_object_set_new(doc, "peak_usage_bytes",
 			    json_integer((json_int_t)r->peak));
-	json_object_set_new(doc, "limit_bytes",
+	bad |= json_object_set_new(doc, "limit_bytes",
 			    json_integer((json_int_t)r->limit));
-	json_object_set_new(doc, "swap_total_bytes",
+	bad |= json_object_set_new(doc, "swap_total_bytes",
 			    json_integer((json_int_t)r->swap_total));
-	json_object_set_new(doc, "swap_used_bytes",
+	bad |= json_object_set_new(doc, "swap_used_bytes",
 			    json_integer((json_int_t)r->swap_end));
-	json_object_set_new(doc, "swap_growth_bytes", json_integer(
+	bad |= json_object_set_new(doc, "swap_growth_bytes", json_integer(
 		(json_int_t)(r->swap_end > r->swap_start ?
 			     r->swap_end - r->swap_start : 0)));
-	json_object_set_new(doc, "oom_kills",
+	bad |= json_object_set_new(doc, "oom_kills",
 			    json_integer((json_int_t)r->oom_kills));
 	if (o->hog)
-		json_object_set_new(doc, "hog", json_pack(
-			"{s:s, s:o, s:I, s:o}",
-			"args", o->hog,
+		bad |= json_object_set_new(doc, "hog", json_pack(
+			"{s:o, s:o, s:I, s:o}",
+			"args", mp_json_str(o->hog),
 			"bogo_ops", r->hog.have_ops ?
 			json_integer((json_int_t)r->hog.bogo_ops) :
 			json_null(),
@@ -985,18 +986,24 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 			json_integer(WEXITSTATUS(r->hog.status)) :
 			json_null()));
 	else
-		json_object_set_new(doc, "hog", json_null());
+		bad |= json_object_set_new(doc, "hog", json_null());
 	for (i = 0; i < r->ntl; i++)
-		json_array_append_new(tl, json_pack(
+		bad |= json_array_append_new(tl, json_pack(
 			"{s:I, s:I, s:I, s:I, s:I}",
 			"t_ms", (json_int_t)(r->tl[i].t_ns / 1000000),
 			"usage_bytes", (json_int_t)r->tl[i].usage,
 			"chunks_held", (json_int_t)r->tl[i].held,
 			"events", (json_int_t)r->tl[i].events,
 			"requests", (json_int_t)r->tl[i].requests));
-	json_object_set_new(doc, "timeline", tl);
+	bad |= json_object_set_new(doc, "timeline", tl);
 	if (s->error[0])
-		json_object_set_new(doc, "error", json_string(s->error));
+		bad |= json_object_set_new(doc, "error", json_string(s->error));
+	/* a NULL from json_pack() would drop a key: no partial document */
+	if (bad) {
+		json_decref(doc);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return doc;
 }
 
@@ -1282,7 +1289,10 @@ static int stress(struct stress_opts *o)
 	doc = result_json(&r, &ss);
 	if (!o->json)
 		print_summary(&r, &ss);
-	w = doc ? write_output(&r, doc) : -1;
+	if (!doc)
+		cmd_error("cannot build the JSON document: %s",
+			  strerror(errno));
+	w = doc ? write_output(&r, doc) : -2;
 	json_decref(doc);
 	if (w == -2) {
 		ret = MP_EXIT_FAILURE;
