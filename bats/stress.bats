@@ -351,3 +351,29 @@ stress_cgroups() {
 	echo "$output" | jq -e --arg p "/$MP_RUN_ID-bad\\xff\\\\" '
 		.cgroup == $p and (.parameters.cgroup | endswith($p))'
 }
+
+@test "stress, mempressure_test: a chunk that is not a page multiple is a usage error" {
+	local bin
+	mpctl stress --chunk 6000
+	[ "$status" -eq 64 ]
+	assert_line --index 0 --partial "invalid chunk size '6000': not a multiple of the page size"
+	mpctl stress --chunk 1001K
+	[ "$status" -eq 64 ]
+	bin=$(dirname "$MPCTL_BIN")/mempressure_test
+	[ -x "$bin" ] || skip "no $bin"
+	run "$bin" --chunk 6000 --duration 1s
+	[ "$status" -eq 64 ]
+	[[ "${lines[0]}" == *"a multiple of the page size"* ]]
+}
+
+@test "stress: the smallest limit, and a chunk above --cgroup's own limit, are usage errors" {
+	requires root memcg
+	local dir
+	mpctl stress --limit 4M
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: limit '4M' is below 16M: the engine needs room"
+	memcg small 32M
+	mpctl stress --cgroup "$dir" --chunk 64M --duration 1s
+	[ "$status" -eq 64 ]
+	assert_line --index 0 --partial "is larger than the limit 33554432 of cgroup"
+}

@@ -44,7 +44,7 @@
 
 #define MAX_THREADS	1024
 #define MIN_CHUNK	4096ULL
-#define MIN_LIMIT	(4ULL << 20)
+#define MIN_LIMIT	(16ULL << 20)	/* below, the engine is OOM-killed */
 #define TICK_NS		100000000ULL	/* timeline sampling */
 #define PROGRESS_TICKS	2		/* progress line every 200 ms */
 
@@ -159,6 +159,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (v < MIN_CHUNK)
 			argp_error(state, "invalid chunk size '%s': below 4K",
 				   arg);
+		if (mp_parse_chunk(arg, &v))
+			argp_error(state, "invalid chunk size '%s': not a multiple of the page size (%ld)",
+				   arg, sysconf(_SC_PAGESIZE));
 		o->chunk = v;
 		break;
 	case 'T':
@@ -174,7 +177,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (mp_parse_size(arg, &v))
 			argp_error(state, "invalid limit '%s'", arg);
 		if (v < MIN_LIMIT)
-			argp_error(state, "limit '%s' is below 4M", arg);
+			argp_error(state, "limit '%s' is below 16M: the engine needs room", arg);
 		o->limit = v;
 		o->limit_set = true;
 		break;
@@ -1241,6 +1244,12 @@ static int stress(struct stress_opts *o)
 	r.limit = r.created ? o->limit : r.ms.limit;
 	if (!o->limit_set && o->cgroup)
 		o->limit = r.limit;
+	/* --cgroup: only now is its limit known */
+	if (o->chunk > r.limit) {
+		ret = cmd_usage_error("chunk size %" PRIu64 " is larger than the limit %" PRIu64 " of cgroup '%s'",
+				      o->chunk, r.limit, r.cg.path);
+		goto out;
+	}
 	r.footprint = (uint64_t)(o->overcommit * (double)o->limit /
 				 (double)o->chunk);
 	if (!r.footprint)
