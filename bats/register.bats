@@ -188,3 +188,9 @@ setup() {
 	[ "$st" -eq 1 ]
 	grep -q "mpctl register: cgroup removed '/$MP_RUN_ID-reggone'" "$BATS_TEST_TMPDIR/err"
 }
+
+@test "register: COMMAND's status with stdout closed and nothing written" {
+	run bash -c "'$MPCTL_BIN' register --chunk 1M -- sh -c 'exit 3' >&-"
+	[ "$status" -eq 3 ]
+	[ -z "$output" ]
+}

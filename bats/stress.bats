@@ -377,3 +377,34 @@ stress_cgroups() {
 	[ "$status" -eq 64 ]
 	assert_line --index 0 --partial "is larger than the limit 33554432 of cgroup"
 }
+
+@test "stress --json on a TTY: progress on stderr, one document on stdout" {
+	requires root memcg jq
+	command -v script >/dev/null || skip "no script(1)"
+	run script -qec "$MPCTL_BIN stress --json --duration 2s --limit 256M --threads 1 2>$BATS_TEST_TMPDIR/err" /dev/null
+	assert_success
+	refute_output --partial $'\033'
+	echo "$output" | tr -d '\r' | jq -e '.schema.name == "mpctl-stress"'
+	# stderr on the TTY: the progress is there, stdout has the document
+	run script -qec "$MPCTL_BIN stress --json --duration 2s --limit 256M --threads 1 >$BATS_TEST_TMPDIR/out" /dev/null
+	assert_success
+	assert_output --partial "held"
+	jq -e '.schema.name == "mpctl-stress"' "$BATS_TEST_TMPDIR/out"
+}
+
+@test "stress: with stdout closed, --output gets one document" {
+	requires root memcg jq
+	local f=$BATS_TEST_TMPDIR/one.json
+	run bash -c "'$MPCTL_BIN' stress --json --duration 1s --threads 1 --output '$f' >&-"
+	assert_success
+	[ "$(jq -s length "$f")" -eq 1 ]
+}
+
+@test "stress: a write error is reported once" {
+	requires root memcg
+	[ -w /dev/full ] || skip "no /dev/full"
+	run bash -c "'$MPCTL_BIN' stress --json --duration 1s --threads 1 >/dev/full"
+	[ "$status" -eq 1 ]
+	[ "$(grep -c 'write error' <<<"$output")" -eq 1 ]
+	assert_line "mpctl stress: write error: No space left on device"
+}

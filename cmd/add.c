@@ -191,8 +191,7 @@ int cmd_add(int argc, char **argv)
 
 		mp_shrinker_add(sh, chunks, &err);
 		mp_shrinker_close(sh);
-		if (e != EPIPE)
-			cmd_error("write error: %s", strerror(e));
+		cmd_write_error(e);
 		return MP_EXIT_FAILURE;
 	}
 	mp_shrinker_close(sh);

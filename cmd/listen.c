@@ -371,8 +371,7 @@ static int listen_loop(const struct listen_opts *o, struct mp_source *src,
 		if (!ret)
 			continue;
 		if (print_event(o, src, &ev, ++seq, w)) {
-			if (errno != EPIPE)
-				cmd_error("write error: %s", strerror(errno));
+			cmd_write_error(errno);
 			return MP_EXIT_FAILURE;
 		}
 		if (o->count && seq >= (uint64_t)o->count)

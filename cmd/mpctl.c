@@ -7,6 +7,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,15 @@ void cmd_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+static bool write_error_reported;
+
+void cmd_write_error(int errnum)
+{
+	if (!write_error_reported && errnum != EPIPE)
+		cmd_error("write error: %s", strerror(errnum ? errnum : EIO));
+	write_error_reported = true;
 }
 
 int cmd_fail(const struct mp_err *err)
@@ -103,10 +113,9 @@ static void usage(FILE *f)
  */
 static void close_stdout(void)
 {
+	errno = 0;
 	if (fflush(stdout) || ferror(stdout) || fclose(stdout)) {
-		if (errno == EPIPE)
-			_exit(MP_EXIT_FAILURE);
-		cmd_error("write error: %s", strerror(errno ? errno : EIO));
+		cmd_write_error(errno);
 		_exit(MP_EXIT_FAILURE);
 	}
 }
@@ -131,11 +140,34 @@ static const struct cmd_struct *lookup(const char *name)
 	return NULL;
 }
 
+/*
+ * Started with fd 0, 1 or 2 closed ("cmd >&-"), the first file opened would
+ * take its number and receive what is meant for stdout or stderr (a
+ * document written twice into an --output file): they are opened on
+ * /dev/null first, as setuid programs get them from the C library. Writing
+ * nothing to a closed stdout is then no error either.
+ */
+static void sanitize_fds(void)
+{
+	int fd, nfd;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		nfd = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+		if (nfd >= 0 && nfd != fd) {
+			dup2(nfd, fd);
+			close(nfd);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd_struct *c;
 	const char *base;
 
+	sanitize_fds();
 	atexit(close_stdout);
 	base = strrchr(argv[0], '/');
 	base = base ? base + 1 : argv[0];

@@ -266,8 +266,7 @@ static int monitor(const struct register_opts *o, struct mp_shrinker *sh,
 		if (!ret || !chunks)
 			continue;
 		if (print_request(o, sh, chunks, ++seq)) {
-			if (errno != EPIPE)
-				cmd_error("write error: %s", strerror(errno));
+			cmd_write_error(errno);
 			return MP_EXIT_FAILURE;
 		}
 		if (o->keep && mp_shrinker_add(sh, chunks, &err))

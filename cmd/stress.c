@@ -724,15 +724,15 @@ static void progress(struct run *r)
 	fmt_mib(s->held * r->o->chunk, held, sizeof(held));
 	fmt_mib(s->usage, usage, sizeof(usage));
 	fmt_mib(r->limit, limit, sizeof(limit));
-	printf("\r\033[K%5.1fs held %s freed %" PRIu64 " requests %" PRIu64
-	       " events l/m/c %" PRIu64 "/%" PRIu64 "/%" PRIu64
-	       " usage %s/%s",
-	       (double)s->t_ns / 1e9, held,
-	       __atomic_load_n(&r->shm->chunks.freed, __ATOMIC_RELAXED),
-	       s->requests, r->events[MP_LEVEL_LOW],
-	       r->events[MP_LEVEL_MEDIUM], r->events[MP_LEVEL_CRITICAL],
-	       usage, limit);
-	fflush(stdout);
+	fprintf(stderr, "\r\033[K%5.1fs held %s freed %" PRIu64
+		" requests %" PRIu64 " events l/m/c %" PRIu64 "/%" PRIu64
+		"/%" PRIu64 " usage %s/%s",
+		(double)s->t_ns / 1e9, held,
+		__atomic_load_n(&r->shm->chunks.freed, __ATOMIC_RELAXED),
+		s->requests, r->events[MP_LEVEL_LOW],
+		r->events[MP_LEVEL_MEDIUM], r->events[MP_LEVEL_CRITICAL],
+		usage, limit);
+	fflush(stderr);
 }
 
 static void reap(struct run *r)
@@ -1102,7 +1102,7 @@ static void finish(struct run *r)
 	r->end_ns = now_ns();
 	take_sample(r, r->end_ns);
 	if (r->tty)
-		printf("\r\033[K");
+		fprintf(stderr, "\r\033[K");
 	if (r->created && r->cg.hier.version == MP_CG_V1 &&
 	    !mp_cg_read_u64(&r->cg, "memory.max_usage_in_bytes", &kills) &&
 	    kills > r->peak)
@@ -1272,7 +1272,8 @@ static int stress(struct stress_opts *o)
 		ret = cmd_fail(&err);
 		goto out;
 	}
-	r.tty = isatty(STDOUT_FILENO);
+	/* progress goes to stderr: stdout may be a document (docker -t) */
+	r.tty = isatty(STDERR_FILENO);
 	fflush(NULL);
 	r.start_ns = now_ns();
 	r.pid = fork();
@@ -1306,8 +1307,7 @@ static int stress(struct stress_opts *o)
 	if (w == -2) {
 		ret = MP_EXIT_FAILURE;
 	} else if (w < 0) {
-		if (errno != EPIPE)
-			cmd_error("write error: %s", strerror(errno));
+		cmd_write_error(errno);
 		ret = MP_EXIT_FAILURE;
 	} else if (r.shm->error[0] || !strcmp(r.reason, "engine_killed") ||
 		   !strcmp(r.reason, "engine_failed") ||
