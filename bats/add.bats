@@ -140,3 +140,17 @@ setup() {
 	assert_line --partial "mpctl add: cannot account +5 chunks: the shrinker is gone"
 	assert_line "add=1"
 }
+
+@test "add: MPCTL_SHRINKER_* are parsed strictly: empty, negative, above INT_MAX" {
+	local v
+	for v in "FD=" "FD=4294967297" "FD=-1" "FD= 3" "EFD=" "EFD=4294967296" \
+		"CHUNK=-1" "CHUNK=" "CHUNK=18446744073709551615" "CHUNK=0"; do
+		env MPCTL_SHRINKER_FD=1 MPCTL_SHRINKER_EFD=1 \
+			MPCTL_SHRINKER_CHUNK=4096 MPCTL_SHRINKER_ABI=v1 \
+			MPCTL_SHRINKER_BACKEND=memcg "MPCTL_SHRINKER_$v" \
+			"$MPCTL_BIN" add 1 >"$BATS_TEST_TMPDIR/out" 2>&1 && st=0 || st=$?
+		echo "MPCTL_SHRINKER_$v: $st $(cat "$BATS_TEST_TMPDIR/out")" >&2
+		[ "$st" -eq 64 ]
+		grep -q "invalid MPCTL_SHRINKER_${v%%=*} " "$BATS_TEST_TMPDIR/out"
+	done
+}

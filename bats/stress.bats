@@ -408,3 +408,30 @@ stress_cgroups() {
 	[ "$(grep -c 'write error' <<<"$output")" -eq 1 ]
 	assert_line "mpctl stress: write error: No space left on device"
 }
+
+@test "stress --hog: a run killed with SIGKILL leaves no temporary directory" {
+	requires root memcg stress-ng
+	local pid i marker=$BATS_TEST_TMPDIR/marker
+	touch "$marker"
+	sleep 1.1
+	"$MPCTL_BIN" stress --duration 60s --limit 256M --threads 1 \
+		--hog "--vm 1 --vm-bytes 8m" >/dev/null 2>&1 &
+	pid=$!
+	MP_PIDS+=("$pid")
+	for i in $(seq 50); do
+		pgrep -P "$pid" -f stress-ng >/dev/null && break
+		pgrep -f "stress-ng --vm 1 --vm-bytes 8m --timeout 60" >/dev/null && break
+		sleep 0.1
+	done
+	sleep 0.5
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || true
+	run find /tmp -maxdepth 1 -name 'mpctl-stress-*' -newer "$marker"
+	assert_output ""
+	# the hog dies with the run (its process group, SIGKILL on our exit)
+	for i in $(seq 50); do
+		pgrep -f "stress-ng --vm 1 --vm-bytes 8m --timeout 60" >/dev/null || break
+		sleep 0.1
+	done
+	! pgrep -f "stress-ng --vm 1 --vm-bytes 8m --timeout 60"
+}

@@ -1024,6 +1024,11 @@ static const char *str(const json_t *obj, const char *path)
 
 static const char *fmt_value(const char *unit, double v, char *buf, int len)
 {
+	/* beyond uint64_t a cast is undefined: the number as it is */
+	if (!unit || !isfinite(v) || fabs(v) >= 1.8e19) {
+		snprintf(buf, len, "%g", v);
+		return buf;
+	}
 	if (!strcmp(unit, "ns"))
 		return mp_fmt_duration(v < 0 ? 0 : (uint64_t)v, buf, len);
 	if (!strcmp(unit, "bytes"))

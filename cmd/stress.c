@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
@@ -283,7 +284,7 @@ struct sample {
 
 struct hog {
 	pid_t pid;
-	char yaml[PATH_MAX];
+	int yaml_fd;		/* memfd stress-ng writes its YAML into */
 	int status;
 	bool exited;
 	uint64_t bogo_ops;
@@ -319,7 +320,6 @@ struct run {
 	size_t ntl, tl_cap;
 	int sfd, tfd;
 	bool tty;
-	char tmpdir[64];
 };
 
 static uint64_t now_ns(void)
@@ -620,15 +620,19 @@ static int start_hog(struct run *r, struct mp_err *err)
 	pid_t pid;
 	int n;
 
-	snprintf(r->tmpdir, sizeof(r->tmpdir), "/tmp/mpctl-stress-XXXXXX");
-	if (!mkdtemp(r->tmpdir))
+	/*
+	 * stress-ng's report goes to a memfd, opened by stress-ng through
+	 * /proc/self/fd: nothing in /tmp to leak when we are SIGKILLed.
+	 */
+	r->hog.yaml_fd = memfd_create("mpctl-stress-hog-yaml", MFD_CLOEXEC);
+	if (r->hog.yaml_fd < 0)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
-			       "cannot create a temporary directory");
-	snprintf(r->hog.yaml, sizeof(r->hog.yaml), "%s/hog.yaml", r->tmpdir);
+			       "cannot create a memory file for stress-ng");
 	n = asprintf(&cmd, "exec stress-ng %s --timeout %" PRIu64
-		     " --metrics-brief --yaml '%s' >/dev/null 2>&1", r->o->hog,
+		     " --metrics-brief --yaml /proc/self/fd/%d >/dev/null 2>&1",
+		     r->o->hog,
 		     (uint64_t)((r->o->duration_ns + 999999999ULL) / 1000000000ULL),
-		     r->hog.yaml);
+		     r->hog.yaml_fd);
 	if (n < 0)
 		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "hog");
 	fflush(NULL);
@@ -640,7 +644,8 @@ static int start_hog(struct run *r, struct mp_err *err)
 	if (!pid) {
 		setpgid(0, 0);
 		child_signals();
-		if (join_cgroup(&r->hog_cg))
+		if (join_cgroup(&r->hog_cg) ||
+		    fcntl(r->hog.yaml_fd, F_SETFD, 0))
 			_exit(126);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
@@ -655,15 +660,26 @@ static void hog_results(struct run *r)
 	char buf[65536], *p;
 	const struct mp_cgroup *cg = &r->hog_cg;
 
-	if (!mp_read_file(r->hog.yaml, buf, sizeof(buf))) {
+	ssize_t n = -1, k;
+
+	if (r->hog.yaml_fd >= 0)
+		for (n = 0; (size_t)n < sizeof(buf) - 1; n += k) {
+			k = pread(r->hog.yaml_fd, buf + n,
+				  sizeof(buf) - 1 - n, n);
+			if (k <= 0)
+				break;
+		}
+	if (n >= 0) {
+		buf[n] = '\0';
 		for (p = strstr(buf, "bogo-ops:"); p;
 		     p = strstr(p + 1, "bogo-ops:")) {
 			r->hog.bogo_ops += strtoull(p + 9, NULL, 10);
 			r->hog.have_ops = true;
 		}
 	}
-	unlink(r->hog.yaml);
-	rmdir(r->tmpdir);
+	if (r->hog.yaml_fd >= 0)
+		close(r->hog.yaml_fd);
+	r->hog.yaml_fd = -1;
 	if (r->hog_created)
 		mp_cg_oom_kills(cg, &r->hog.oom_kills);
 }
@@ -1152,7 +1168,8 @@ static int check_limits(struct stress_opts *o, struct mp_err *err)
 
 static int stress(struct stress_opts *o)
 {
-	struct run r = { .o = o, .sfd = -1, .tfd = -1 };
+	struct run r = { .o = o, .sfd = -1, .tfd = -1,
+			 .hog = { .yaml_fd = -1 } };
 	struct mp_shrinker_cfg scfg = {
 		.backend = o->backend,
 		.chunk_size = o->chunk,

@@ -5,9 +5,9 @@
  * emulation policy.
  */
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "mp_memstat.h"
+#include "mp_parse.h"
 #include "mp_shrinker.h"
 
 /* requests younger than this are taken as still being freed */
@@ -1014,9 +1015,7 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 	const char *e_abi = getenv("MPCTL_SHRINKER_ABI");
 	const char *e_afd = getenv("MPCTL_SHRINKER_AFD");
 	enum mp_backend b = MP_BACKEND_MEMCG;
-	char *end;
-	long efd, fd;
-	unsigned long long chunk;
+	long long efd = -1, fd, chunk, afd;
 	int abi;
 
 	if (!e_fd || !e_chunk || !e_abi)
@@ -1029,17 +1028,14 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 	else
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "invalid MPCTL_SHRINKER_ABI '%s'", e_abi);
-	errno = 0;
-	efd = e_efd ? strtol(e_efd, &end, 10) : -1;
-	if (e_efd && (*end || errno))
+	/* strict: no empty value (fd 0), no sign games, nothing truncated */
+	if (e_efd && mp_parse_long(e_efd, -1, INT_MAX, &efd))
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "invalid MPCTL_SHRINKER_EFD '%s'", e_efd);
-	fd = strtol(e_fd, &end, 10);
-	if (*end || errno || fd < 0)
+	if (mp_parse_long(e_fd, 0, INT_MAX, &fd))
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "invalid MPCTL_SHRINKER_FD '%s'", e_fd);
-	chunk = strtoull(e_chunk, &end, 10);
-	if (*end || errno || !chunk)
+	if (mp_parse_long(e_chunk, 1, INT64_MAX, &chunk))
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "invalid MPCTL_SHRINKER_CHUNK '%s'", e_chunk);
 	if (e_backend && mp_backend_parse(e_backend, &b))
@@ -1048,14 +1044,13 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 			       e_backend);
 	if (abi == 2)
 		b = MP_BACKEND_MEMPRESSURE;
-	if (mp_shrinker_client((int)efd, (int)fd, chunk, abi, b, false, out,
-			       err))
+	if (mp_shrinker_client((int)efd, (int)fd, (uint64_t)chunk, abi, b,
+			       false, out, err))
 		return -1;
 	/* the early warning beside a kernel shrinker, if handed down */
 	if (e_afd) {
-		long afd = strtol(e_afd, &end, 10);
-
-		if (*end || afd < 0 || fcntl((int)afd, F_GETFD) < 0 ||
+		if (mp_parse_long(e_afd, 0, INT_MAX, &afd) ||
+		    fcntl((int)afd, F_GETFD) < 0 ||
 		    attach_assist(*out, (int)afd, err)) {
 			mp_shrinker_close(*out);
 			return mp_errf(err, MP_EXIT_USAGE, 0,
