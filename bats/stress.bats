@@ -434,4 +434,10 @@ stress_cgroups() {
 		sleep 0.1
 	done
 	! pgrep -f "stress-ng --vm 1 --vm-bytes 8m --timeout 60"
+	# the run's cgroups, which a SIGKILLed run cannot remove
+	local root=$(memcg_root) c
+	for c in hog engine ""; do
+		[ ! -d "$root/mpctl-stress-$pid/$c" ] ||
+			rm_cgroup "$root/mpctl-stress-$pid/$c"
+	done
 }
