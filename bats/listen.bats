@@ -309,3 +309,19 @@ hog() {
 	jq -e --arg p "/$MP_RUN_ID-bad\\xfe" '.event.cgroup == $p and
 		(.event | has("level") and has("seq"))' "$MP_BG_OUT"
 }
+
+@test "listen: -c . is refused, //x and trailing slashes are normalised" {
+	requires root memcg
+	local c
+	cg=$(make_memcg norm)
+	for c in . ./ "$MP_RUN_ID-norm/." "$MP_RUN_ID-norm/.."; do
+		mpctl listen -b memcg -c "$c" -t 100ms
+		[ "$status" -eq 64 ]
+		assert_output --partial "must not contain '.' or '..'"
+	done
+	for c in "//$MP_RUN_ID-norm" "$MP_RUN_ID-norm//" "$(memcg_root)//$MP_RUN_ID-norm/"; do
+		mpctl listen -b memcg -c "$c" -t 100ms -v
+		assert_success
+		assert_output --partial "cgroup=/$MP_RUN_ID-norm level="
+	done
+}
