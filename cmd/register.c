@@ -52,6 +52,8 @@ enum {
 	OPT_EMULATE = 0x100,
 	OPT_KEEP,
 	OPT_SYSROOT,
+	OPT_JOIN,
+	OPT_CHUNKS,
 };
 
 static const struct argp_option options[] = {
@@ -65,14 +67,14 @@ static const struct argp_option options[] = {
 	  "(default)", 0 },
 	{ "emulate", OPT_EMULATE, NULL, 0,
 	  "emulate the shrinker even on a patched kernel", 0 },
-	{ "join", 'J', NULL, 0,
+	{ "join", OPT_JOIN, NULL, 0,
 	  "run COMMAND inside the cgroup (and the memory cgroup of the same "
 	  "path)", 0 },
-	{ "chunks", 'n', "N", 0,
+	{ "chunks", OPT_CHUNKS, "N", 0,
 	  "monitor: reclaimable chunks to account at the start", 0 },
 	{ "keep", OPT_KEEP, NULL, 0,
 	  "monitor: re-add the requested chunks (free nothing)", 0 },
-	{ "count", 'N', "N", 0, "monitor: exit 0 after N requests", 0 },
+	{ "count", 'n', "N", 0, "monitor: exit 0 after N requests", 0 },
 	{ "timeout", 't', "TIME", 0, "monitor: exit 0 after TIME", 0 },
 	{ "json", 'j', NULL, 0, "monitor: print JSON Lines", 0 },
 	{ "verbose", 'v', NULL, 0,
@@ -103,17 +105,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_EMULATE:
 		o->cfg.emulate = true;
 		break;
-	case 'J':
+	case OPT_JOIN:
 		o->join = true;
 		break;
-	case 'n':
+	case OPT_CHUNKS:
 		if (mp_parse_long(arg, 0, INT32_MAX, &o->chunks))
 			argp_error(state, "invalid chunk count '%s'", arg);
 		break;
 	case OPT_KEEP:
 		o->keep = true;
 		break;
-	case 'N':
+	case 'n':
 		if (mp_parse_long(arg, 1, INT32_MAX, &o->count))
 			argp_error(state, "invalid count '%s'", arg);
 		break;

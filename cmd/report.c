@@ -100,7 +100,7 @@ enum {
 	OPT_HTML,
 	OPT_INPUT,
 	OPT_LIST,
-	OPT_LIMIT,
+	OPT_THRESHOLD,
 	OPT_STRESS_ARG,
 };
 
@@ -113,7 +113,7 @@ static const struct argp_option options[] = {
 	{ "repeat", 'r', "N", 0, "runs per scenario (default 3)", 0 },
 	{ "scenario", 's', "NAME", 0,
 	  "run only NAME (repeatable; see --list)", 0 },
-	{ "limit", OPT_LIMIT, "SIZE", 0,
+	{ "limit", 'L', "SIZE", 0,
 	  "memory limit of each run's cgroup (default 128M)", 0 },
 	{ "stress-arg", OPT_STRESS_ARG, "ARG", 0,
 	  "pass ARG to every mpctl stress run (repeatable; for experiments, "
@@ -121,7 +121,7 @@ static const struct argp_option options[] = {
 	{ "list", OPT_LIST, NULL, 0, "list the scenarios and exit", 0 },
 	{ "compare", OPT_COMPARE, NULL, 0,
 	  "compare two reports: --compare BASE.json NEW.json", 0 },
-	{ "threshold", 't', "PCT", 0,
+	{ "threshold", OPT_THRESHOLD, "PCT", 0,
 	  "regression threshold in percent for every metric "
 	  "(default: per metric, see mpctl-report(1))", 0 },
 	{ "svg", OPT_SVG, "FILE", 0, "draw the timelines as SVG to FILE", 0 },
@@ -170,7 +170,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "too many --scenario options");
 		o->scenarios[o->nr_scenarios++] = arg;
 		break;
-	case OPT_LIMIT:
+	case 'L':
 		if (mp_parse_size(arg, &v) || v < 16 << 20)
 			argp_error(state, "invalid limit '%s': at least 16M",
 				   arg);
@@ -187,7 +187,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_COMPARE:
 		o->compare = true;
 		break;
-	case 't':
+	case OPT_THRESHOLD:
 		errno = 0;
 		o->threshold = strtod(arg, &end);
 		if (errno || end == arg || *end || !isfinite(o->threshold) ||

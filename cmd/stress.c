@@ -84,17 +84,18 @@ enum {
 	OPT_NO_ASSIST,
 	OPT_NO_THROTTLE,
 	OPT_SWAP,
+	OPT_OVERCOMMIT,
 };
 
 static const struct argp_option options[] = {
-	{ "chunk", OPT_CHUNK, "SIZE", 0,
+	{ "chunk", 'C', "SIZE", 0,
 	  "chunk size (default 1M; at least 4K, at most the limit)", 0 },
 	{ "threads", 'T', "N", 0, "allocator threads, 1 to 1024 (default 4)",
 	  0 },
 	{ "duration", 'd', "TIME", 0, "run time, e.g. 20s (default 30s)", 0 },
 	{ "limit", 'L', "SIZE", 0,
 	  "memory limit of the run's cgroup (default 256M)", 0 },
-	{ "overcommit", 'o', "X", 0,
+	{ "overcommit", OPT_OVERCOMMIT, "X", 0,
 	  "footprint the allocators aim at, as a multiple of the limit "
 	  "(default 2.0)", 0 },
 	{ "backend", 'b', "NAME", 0,
@@ -117,7 +118,7 @@ static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "print one JSON document instead of the summary",
 	  0 },
 	{ "pretty", 'p', NULL, 0, "indent the JSON (implies --json)", 0 },
-	{ "output", 'O', "FILE", 0, "also write the JSON document to FILE", 0 },
+	{ "output", 'o', "FILE", 0, "also write the JSON document to FILE", 0 },
 	{ "target", OPT_TARGET, "FRAC", 0,
 	  "emulation: bring usage back under FRAC of the limit (0.85)", 0 },
 	{ "high", OPT_HIGH, "FRAC", 0,
@@ -151,7 +152,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	uint64_t v;
 
 	switch (key) {
-	case OPT_CHUNK:
+	case 'C':
 		if (mp_parse_size(arg, &v))
 			argp_error(state, "invalid chunk size '%s'", arg);
 		if (!v)
@@ -182,7 +183,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->limit = v;
 		o->limit_set = true;
 		break;
-	case 'o':
+	case OPT_OVERCOMMIT:
 		if (parse_frac(arg, 0, 64, &o->overcommit))
 			argp_error(state, "invalid overcommit '%s': must be above 0 and at most 64",
 				   arg);
@@ -219,7 +220,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'j':
 		o->json = true;
 		break;
-	case 'O':
+	case 'o':
 		if (!*arg)
 			argp_error(state, "empty file name for --output");
 		o->output = arg;
