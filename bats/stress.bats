@@ -38,7 +38,7 @@ stress_cgroups() {
 	run -0 --separate-stderr "$MPCTL_BIN" stress --chunk 1M --threads 4 \
 		--duration 20s --limit 256M --json
 	echo "$output" > "$out"
-	jq -e '.schema.name == "mpctl-stress" and .schema.version == 1' "$out"
+	jq -e '.schema.name == "mpctl-stress" and .schema.version == 2' "$out"
 	jq -e '.oom_kills == 0' "$out"
 	jq -e '.exit_reason == "duration"' "$out"
 	jq -e '.limit_bytes == 268435456' "$out"
@@ -50,7 +50,7 @@ stress_cgroups() {
 	jq -e '.alloc_throughput_bytes_per_s > 0' "$out"
 	jq -e '(.timeline | length) >= 150' "$out"
 	jq -e '[.timeline[].usage_bytes] | max <= 268435456' "$out"
-	jq -e '.parameters.threads == 4 and .parameters.chunk_bytes == 1048576' "$out"
+	jq -e '.parameters.threads == 4 and .parameters.chunk_size_bytes == 1048576' "$out"
 	jq -e '.kernel_release | length > 0' "$out"
 	assert_cgroup_gone "$out"
 }

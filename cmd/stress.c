@@ -41,7 +41,8 @@
 #include "mp_shrinker.h"
 
 #define STRESS_SCHEMA		"mpctl-stress"
-#define STRESS_SCHEMA_VERSION	1
+/* 2: parameters.chunk_size_bytes (was chunk_bytes), timeline[].t_ns (t_ms) */
+#define STRESS_SCHEMA_VERSION	2
 
 #define MAX_THREADS	1024
 #define MIN_CHUNK	4096ULL
@@ -888,7 +889,7 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 	bool policy_on = mp_shrinker_emulated(r->sh) || ss->limit_bytes;
 
 	params = json_pack("{s:I, s:I, s:I, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o}",
-			   "chunk_bytes", (json_int_t)o->chunk,
+			   "chunk_size_bytes", (json_int_t)o->chunk,
 			   "threads", (json_int_t)o->threads,
 			   "duration_ns", (json_int_t)o->duration_ns,
 			   "limit_bytes", (json_int_t)o->limit,
@@ -1010,7 +1011,7 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 	for (i = 0; i < r->ntl; i++)
 		bad |= json_array_append_new(tl, json_pack(
 			"{s:I, s:I, s:I, s:I, s:I}",
-			"t_ms", (json_int_t)(r->tl[i].t_ns / 1000000),
+			"t_ns", (json_int_t)r->tl[i].t_ns,
 			"usage_bytes", (json_int_t)r->tl[i].usage,
 			"chunks_held", (json_int_t)r->tl[i].held,
 			"events", (json_int_t)r->tl[i].events,
