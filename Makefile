@@ -12,6 +12,7 @@
 #   make deps         install the Debian packages the build and tests need
 #   make static       build/static/mpctl, for the VM's initramfs
 #   make bench        run the benchmarks, write build/bench/*.json
+#   make asan         build/asan/mpctl with ASan and UBSan (bats/sanitize.bats)
 #   make compare-kernels, make regression-demo: see kernel-patch/README-harness.md
 
 VERSION := 0.1.0
@@ -45,8 +46,13 @@ CFLAGS += -Werror
 endif
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
 	  -Wshadow -Wformat=2 -Wno-format-truncation -D_GNU_SOURCE -DMPCTL_VERSION='"$(VERSION)"' \
-	  -Icommon -Icmd -Istress $(JANSSON_CFLAGS)
+	  -Icommon -Icmd -Istress $(JANSSON_CFLAGS) $(SANFLAGS)
+LDFLAGS += $(SANFLAGS)
 LDLIBS += $(JANSSON_LIBS) -lpthread -lm
+
+# ASan + UBSan; any undefined behaviour is fatal (halt at the first report)
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	      -fno-omit-frame-pointer
 
 # stress/ holds the engine linked into mpctl and standalone programs with
 # their own main() (listed in STANDALONE)
@@ -166,13 +172,22 @@ check-host: all
 check-vm: deps all
 	scripts/check.sh --vm-only
 
+# a sanitizer build beside the normal one; bats/sanitize.bats runs it
+asan:
+	$(Q)CFLAGS="-O1 -g" $(MAKE) --no-print-directory O=$(O)/asan \
+		SANFLAGS="$(ASAN_FLAGS)" all $(O)/asan/fuzz-parse
+
+# the value parsers on every line of stdin (bats/fuzz/parse.c)
+$(O)/fuzz-parse: bats/fuzz/parse.c $(HDRS) $(filter $(O)/obj/common/%,$(OBJS))
+	$(CC) $(CFLAGS) -o $@ $< $(filter $(O)/obj/common/%,$(OBJS)) $(LDLIBS)
+
 bench: all
 	@for b in $(wildcard bench/*.sh); do $$b || exit 1; done
 
 clean:
-	rm -rf $(O)/obj $(O)/static-obj $(O)/static $(O)/mpctl \
+	rm -rf $(O)/obj $(O)/static-obj $(O)/static $(O)/mpctl $(O)/asan \
 		$(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS) $(O)/tap
 
 -include kernel-patch/kernel.mk
 
-.PHONY: deps-host compare-kernels regression-demo run all static install uninstall deps manlint check check-host check-vm bench clean
+.PHONY: asan deps-host compare-kernels regression-demo run all static install uninstall deps manlint check check-host check-vm bench clean
