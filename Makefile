@@ -40,11 +40,10 @@ JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
 JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson)
 
 CFLAGS ?= -O2 -g
-# -Werror only where the compiler is known: CI (make check), WERROR=1
-ifeq ($(WERROR),1)
-CFLAGS += -Werror
-endif
-CFLAGS += -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
+# -Werror only where the compiler is known: CI (make check), WERROR=1;
+# expanded when used, so that check's target-specific WERROR applies
+WERROR_FLAGS = $(if $(filter 1,$(WERROR)),-Werror)
+CFLAGS += $(WERROR_FLAGS) -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
 	  -Wshadow -Wformat=2 -Wno-format-truncation -D_GNU_SOURCE -DMPCTL_VERSION='"$(VERSION)"' \
 	  -Icommon -Icmd -Istress $(JANSSON_CFLAGS) $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)

@@ -123,4 +123,7 @@ load helpers
 	refute_output --partial -- "-Werror"
 	run make -C "$ROOT" --no-print-directory -n -B WERROR=1 build/obj/common/mp_err.o
 	assert_output --partial -- "-Werror"
+	# make check-host sets it for its build
+	run make -C "$ROOT" --no-print-directory -n -B check-host
+	assert_output --partial -- "-Werror"
 }
