@@ -410,12 +410,14 @@ stress_cgroups() {
 	assert_line "mpctl stress: write error: No space left on device"
 }
 
-@test "stress --hog: a run killed with SIGKILL leaves no temporary directory" {
+@test "stress --hog: a run killed with SIGKILL leaves no temporary directory or file" {
 	requires root memcg stress-ng
-	local pid i marker=$BATS_TEST_TMPDIR/marker
+	local pid i marker=$BATS_TEST_TMPDIR/marker out=$BATS_TEST_TMPDIR/out
 	touch "$marker"
+	mkdir "$out"
 	sleep 1.1
 	"$MPCTL_BIN" stress --duration 60s --limit 256M --threads 1 \
+		--output "$out/k.json" \
 		--hog "--vm 1 --vm-bytes 8m" >/dev/null 2>&1 &
 	pid=$!
 	MP_PIDS+=("$pid")
@@ -428,6 +430,9 @@ stress_cgroups() {
 	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null || true
 	run find /tmp -maxdepth 1 -name 'mpctl-stress-*' -newer "$marker"
+	assert_output ""
+	# --output's temporary file has no name before the end (O_TMPFILE)
+	run ls -A "$out"
 	assert_output ""
 	# the hog dies with the run (its process group, SIGKILL on our exit)
 	for i in $(seq 50); do

@@ -4,8 +4,12 @@
  *
  * The temporary file is created when the output is opened, before a
  * command's run, so that an unwritable directory fails at once and not
- * after a 30 s run; it is a hidden ".NAME.XXXXXX" beside the target, as
- * rename() needs the same file system.
+ * after a 30 s run, in the target's directory, as rename() needs the same
+ * file system. It is an O_TMPFILE, which has no name and so cannot be
+ * left behind by a run killed with SIGKILL; it is linked as a hidden
+ * ".NAME.XXXXXX" only at the commit, and renamed over the target at once.
+ * Where the file system has no O_TMPFILE, it is that hidden file from the
+ * start.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mp_output.h"
@@ -22,16 +27,25 @@ static int make_tmp(struct mp_output *out, const struct stat *old,
 		    struct mp_err *err)
 {
 	char dir[sizeof(out->target)], base[sizeof(out->target)];
+	const char *d;
 	mode_t mask;
 	int fd;
 
 	snprintf(dir, sizeof(dir), "%s", out->target);
 	snprintf(base, sizeof(base), "%s", out->target);
-	if ((size_t)snprintf(out->tmp, sizeof(out->tmp), "%s/.%s.XXXXXX",
-			     dirname(dir), basename(base)) >= sizeof(out->tmp))
+	d = dirname(dir);	/* may be a constant "." */
+	if ((size_t)snprintf(out->tmpl, sizeof(out->tmpl), "%s/.%s.XXXXXX",
+			     d, basename(base)) >= sizeof(out->tmpl))
 		return mp_errf(err, MP_EXIT_FAILURE, ENAMETOOLONG,
 			       "cannot create '%s'", out->path);
-	fd = mkostemp(out->tmp, O_CLOEXEC);
+	fd = open(d, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		out->anon = true;
+	} else if (errno == EOPNOTSUPP || errno == EISDIR ||
+		   errno == EINVAL) {
+		strcpy(out->tmp, out->tmpl);
+		fd = mkostemp(out->tmp, O_CLOEXEC);
+	}
 	if (fd < 0) {
 		out->tmp[0] = '\0';
 		return mp_errf(err, -1, errno, "cannot create '%s'",
@@ -133,6 +147,39 @@ FILE *mp_output_stream(struct mp_output *out, struct mp_err *err)
 	return out->f;
 }
 
+/* Give the O_TMPFILE a hidden name beside the target, for the rename. */
+static int link_anon(struct mp_output *out, int fd)
+{
+	char proc[64], *x;
+	unsigned int seed;
+	struct timespec ts;
+	int i, j;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	seed = (unsigned int)ts.tv_nsec ^ ((unsigned int)getpid() << 16);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	for (i = 0; i < 100; i++) {
+		strcpy(out->tmp, out->tmpl);
+		x = out->tmp + strlen(out->tmp) - 6;
+		for (j = 0; j < 6; j++) {
+			seed = seed * 1103515245 + 12345;
+			x[j] = "abcdefghijklmnopqrstuvwxyz0123456789"
+				[(seed >> 16) % 36];
+		}
+		if (!linkat(AT_FDCWD, proc, AT_FDCWD, out->tmp,
+			    AT_SYMLINK_FOLLOW))
+			return 0;
+		/* no /proc: the same without it (needs privilege) */
+		if (errno == ENOENT &&
+		    !linkat(fd, "", AT_FDCWD, out->tmp, AT_EMPTY_PATH))
+			return 0;
+		if (errno != EEXIST)
+			break;
+	}
+	out->tmp[0] = '\0';
+	return -1;
+}
+
 int mp_output_commit(struct mp_output *out, struct mp_err *err)
 {
 	FILE *f = out->f;
@@ -148,6 +195,10 @@ int mp_output_commit(struct mp_output *out, struct mp_err *err)
 	if (fflush(f) || ferror(f)) {
 		ret = mp_errf(err, MP_EXIT_FAILURE, errno ? errno : EIO,
 			      "cannot write '%s'", out->path);
+		fclose(f);
+	} else if (out->anon && link_anon(out, fileno(f))) {
+		ret = mp_errf(err, -1, errno, "cannot create '%s'",
+			      out->path);
 		fclose(f);
 	} else if (fclose(f)) {
 		ret = mp_errf(err, MP_EXIT_FAILURE, errno,

@@ -3,7 +3,8 @@
  * Output files that are never destroyed.
  *
  * A regular file (or a missing path) is written through a temporary file
- * in the same directory and renamed over it only once the whole document
+ * in the same directory (O_TMPFILE, unnamed until the commit, so that a
+ * SIGKILL leaves nothing) and renamed over it only once the whole document
  * is written, so FILE is either the old file or the new one, never a
  * truncated mix. A symlink to a regular file keeps the link: its target
  * is replaced. Anything else that exists (a device node such as
@@ -22,7 +23,9 @@
 struct mp_output {
 	const char *path;	/* as the user gave it */
 	char target[4096];	/* the file renamed over or written into */
-	char tmp[4096];		/* the temporary file, "" when direct */
+	char tmp[4096];		/* the temporary file's name, "" if none */
+	char tmpl[4096];	/* ".NAME.XXXXXX" beside the target */
+	bool anon;		/* O_TMPFILE: no name until the commit */
 	bool direct;		/* not a regular file: write into it */
 	bool create;		/* direct, a dangling symlink: may create */
 	FILE *f;
