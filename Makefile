@@ -7,10 +7,12 @@
 #                     VM suites on the patched 6.1 and 6.12, the comparison
 #   make check-host   the host tests only
 #   make check-vm     the VM suites and the comparison only
-#   make install      PREFIX=/usr/local DESTDIR=
+#   make install      PREFIX=/usr/local DESTDIR=; make uninstall
+#   WERROR=1          warnings are errors (make check sets it)
 #   make deps         install the Debian packages the build and tests need
 #   make static       build/static/mpctl, for the VM's initramfs
 #   make bench        run the benchmarks, write build/bench/*.json
+#   make asan         build/asan/mpctl with ASan and UBSan (bats/sanitize.bats)
 #   make compare-kernels, make regression-demo, make compare-matrix: see
 #                     kernel-patch/README-harness.md
 
@@ -39,10 +41,18 @@ JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
 JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson)
 
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers \
+# -Werror only where the compiler is known: CI (make check), WERROR=1;
+# expanded when used, so that check's target-specific WERROR applies
+WERROR_FLAGS = $(if $(filter 1,$(WERROR)),-Werror)
+CFLAGS += $(WERROR_FLAGS) -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
 	  -Wshadow -Wformat=2 -Wno-format-truncation -D_GNU_SOURCE -DMPCTL_VERSION='"$(VERSION)"' \
-	  -Icommon -Icmd -Istress $(JANSSON_CFLAGS)
+	  -Icommon -Icmd -Istress $(JANSSON_CFLAGS) $(SANFLAGS)
+LDFLAGS += $(SANFLAGS)
 LDLIBS += $(JANSSON_LIBS) -lpthread -lm
+
+# ASan + UBSan; any undefined behaviour is fatal (halt at the first report)
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	      -fno-omit-frame-pointer
 
 # stress/ holds the engine linked into mpctl and standalone programs with
 # their own main() (listed in STANDALONE)
@@ -97,7 +107,6 @@ install: all
 	for c in $(COMMANDS); do \
 		ln -sf mpctl $(DESTDIR)$(BINDIR)/mpctl-$$c; \
 	done
-	for p in $(PROGS); do install -m 0755 $$p $(DESTDIR)$(BINDIR)/; done
 	for m in $(filter %.1,$(MANPAGES)); do \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man1/; done
 	for m in $(filter %.7,$(MANPAGES)); do \
@@ -107,8 +116,11 @@ install: all
 		ln -sf mpctl $(DESTDIR)$(COMPDIR)/mpctl-$$c; \
 	done
 
+# mempressure_test is a test program of the build tree, not installed
+# (older versions installed it: uninstall removes that too)
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/mpctl $(addprefix $(DESTDIR)$(BINDIR)/mpctl-,$(COMMANDS))
+	rm -f $(DESTDIR)$(BINDIR)/mempressure_test
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MANPAGES))))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(filter %.7,$(MANPAGES))))
 	rm -f $(DESTDIR)$(COMPDIR)/mpctl $(addprefix $(DESTDIR)$(COMPDIR)/mpctl-,$(COMMANDS))
@@ -161,6 +173,8 @@ compare-matrix: all static
 
 # every test: the host suite, the VM suites, the cross-kernel comparison
 # (MPCTL_VM=0: host only)
+check check-host check-vm: WERROR = 1
+
 check: deps all
 	scripts/check.sh
 
@@ -171,13 +185,22 @@ check-host: all
 check-vm: deps all
 	scripts/check.sh --vm-only
 
+# a sanitizer build beside the normal one; bats/sanitize.bats runs it
+asan:
+	$(Q)CFLAGS="-O1 -g" $(MAKE) --no-print-directory O=$(O)/asan \
+		SANFLAGS="$(ASAN_FLAGS)" all $(O)/asan/fuzz-parse
+
+# the value parsers on every line of stdin (bats/fuzz/parse.c)
+$(O)/fuzz-parse: bats/fuzz/parse.c $(HDRS) $(filter $(O)/obj/common/%,$(OBJS))
+	$(CC) $(CFLAGS) -o $@ $< $(filter $(O)/obj/common/%,$(OBJS)) $(LDLIBS)
+
 bench: all
 	@for b in $(wildcard bench/*.sh); do $$b || exit 1; done
 
 clean:
-	rm -rf $(O)/obj $(O)/static-obj $(O)/static $(O)/mpctl \
+	rm -rf $(O)/obj $(O)/static-obj $(O)/static $(O)/mpctl $(O)/asan \
 		$(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS) $(O)/tap
 
 -include kernel-patch/kernel.mk
 
-.PHONY: deps-host compare-kernels regression-demo compare-matrix run all static install uninstall deps manlint check check-host check-vm bench clean
+.PHONY: asan deps-host compare-kernels regression-demo compare-matrix run all static install uninstall deps manlint check check-host check-vm bench clean

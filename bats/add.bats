@@ -120,3 +120,37 @@ setup() {
 	assert_success
 	assert_output --regexp '^[1-9][0-9]*$'
 }
+
+@test "add: --wait and N notice that their 'mpctl register' is gone" {
+	requires root memcg
+	local cg st
+	cg=$(make_memcg addgone 64M)
+	# register exits at once; its child keeps the registration's fds
+	run timeout 10 "$MPCTL_BIN" register --chunk 1M -b memcg -c "$cg" -- \
+		sh -c '(sleep 0.5; "$MPCTL" add --wait; echo "wait=$?";
+			"$MPCTL" add 5; echo "add=$?") >'"$BATS_TEST_TMPDIR/log"' 2>&1 &'
+	assert_success
+	for st in $(seq 50); do
+		grep -q "^add=" "$BATS_TEST_TMPDIR/log" 2>/dev/null && break
+		sleep 0.1
+	done
+	run cat "$BATS_TEST_TMPDIR/log"
+	assert_line "mpctl add: the shrinker is gone: the 'mpctl register' that owned it has exited"
+	assert_line "wait=1"
+	assert_line --partial "mpctl add: cannot account +5 chunks: the shrinker is gone"
+	assert_line "add=1"
+}
+
+@test "add: MPCTL_SHRINKER_* are parsed strictly: empty, negative, above INT_MAX" {
+	local v
+	for v in "FD=" "FD=4294967297" "FD=-1" "FD= 3" "EFD=" "EFD=4294967296" \
+		"CHUNK=-1" "CHUNK=" "CHUNK=18446744073709551615" "CHUNK=0"; do
+		env MPCTL_SHRINKER_FD=1 MPCTL_SHRINKER_EFD=1 \
+			MPCTL_SHRINKER_CHUNK=4096 MPCTL_SHRINKER_ABI=v1 \
+			MPCTL_SHRINKER_BACKEND=memcg "MPCTL_SHRINKER_$v" \
+			"$MPCTL_BIN" add 1 >"$BATS_TEST_TMPDIR/out" 2>&1 && st=0 || st=$?
+		echo "MPCTL_SHRINKER_$v: $st $(cat "$BATS_TEST_TMPDIR/out")" >&2
+		[ "$st" -eq 64 ]
+		grep -q "invalid MPCTL_SHRINKER_${v%%=*} " "$BATS_TEST_TMPDIR/out"
+	done
+}

@@ -75,3 +75,68 @@ help_opts() {
 		grep -q "mpctl $c" "$ROOT/README.md" || fail "README does not show mpctl $c"
 	done
 }
+
+# complete WORD...: what the bash completion offers for the last word
+complete_words() {
+	COMP_WORDS=("$@")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	_mpctl
+	echo "${COMPREPLY[*]}"
+}
+
+@test "docs: -h and --usage work for mpctl and every command, status 0" {
+	for c in "" $COMMANDS; do
+		run "$MPCTL_BIN" $c -h
+		assert_success
+		assert_line --index 0 --partial "Usage: mpctl"
+		run "$MPCTL_BIN" $c --usage
+		assert_success
+		assert_output --partial "Usage: mpctl"
+	done
+	run "$MPCTL_BIN" stress --help
+	assert_output --partial "Report bugs to mpctl developers <mpctl@example.org>."
+}
+
+@test "docs: one option vocabulary: -o output, -n count, -t timeout, no -O or -J" {
+	run "$MPCTL_BIN" stress --help
+	assert_line --regexp '^ +-o, --output=FILE'
+	assert_line --regexp '^ +-C, --chunk=SIZE'
+	run "$MPCTL_BIN" register --help
+	assert_line --regexp '^ +-n, --count=N'
+	assert_line --regexp '^ +--join'
+	run "$MPCTL_BIN" report --help
+	assert_line --regexp '^ +-o, --output=FILE'
+	assert_line --regexp '^ +-L, --limit=SIZE'
+	assert_line --regexp '^ +--threshold=PCT'
+	for c in listen register add; do
+		"$MPCTL_BIN" $c --help | grep -qE '^ +-t, --timeout=TIME' ||
+			fail "mpctl $c: no -t, --timeout"
+	done
+	run "$MPCTL_BIN" stress -O x
+	[ "$status" -eq 64 ]
+	run "$MPCTL_BIN" register -J --chunk 1M true
+	[ "$status" -eq 64 ]
+}
+
+@test "docs: bash completion offers values, files, scenarios and cgroups" {
+	source "$ROOT/completion/mpctl.bash"
+	run complete_words mpctl listen --level =  ""
+	assert_output "low medium critical oom"
+	run complete_words mpctl listen --level ""
+	assert_output "low medium critical oom"
+	run complete_words mpctl report --scenario ""
+	assert_output "$("$MPCTL_BIN" report --list | awk '{ print $1 }' | tr '\n' ' ' | sed 's/ $//')"
+	cd "$BATS_TEST_TMPDIR"
+	touch base.json new.json
+	run complete_words mpctl stress -o ""
+	assert_output --partial "base.json"
+	run complete_words mpctl report --compare base.json n
+	assert_output "new.json"
+	run complete_words mpctl report --input b
+	assert_output "base.json"
+	if [ -n "$(memcg_root)$(v2_root)" ]; then
+		run complete_words mpctl listen -c /
+		assert_output --regexp '^/( |$)'
+	fi
+}

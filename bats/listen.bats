@@ -274,3 +274,54 @@ hog() {
 	mpctl listen --frobnicate
 	assert_failure 64
 }
+
+@test "listen: --timeout and SIGINT stop a hung --exec command" {
+	requires root memcg stress-ng
+	local i st
+	cg=$(make_memcg hung 64M)
+	# an odd sleep names this test's command
+	mpctl_bg listen -b memcg -c "$cg" -t 3s -v --exec "sleep 97; :"
+	hog "$cg"
+	st=0
+	wait_exit "$MP_BG_PID" 10 || st=$?
+	[ "$st" -eq 0 ]
+	grep -q "command 'sleep 97; :' stopped: the listener is exiting" "$MP_BG_ERR"
+	! pgrep -f "sleep 97"
+	mpctl_bg listen -b memcg -c "$cg" -v --exec "sleep 98; :"
+	hog "$cg"
+	for i in $(seq 100); do
+		pgrep -f "sleep 98" >/dev/null && break
+		sleep 0.1
+	done
+	kill -INT "$MP_BG_PID"
+	st=0
+	wait_exit "$MP_BG_PID" 5 || st=$?
+	[ "$st" -eq 0 ]
+	! pgrep -f "sleep 98"
+}
+
+@test "listen: a cgroup name that is not UTF-8 is escaped in the JSON, not lost" {
+	requires root memcg stress-ng jq
+	cg=$(make_memcg $'bad\xfe' 64M)
+	mpctl_bg listen -b memcg -c "$cg" -n 1 -t 25s -v --json
+	hog "$cg"
+	wait_exit "$MP_BG_PID" 30
+	jq -e --arg p "/$MP_RUN_ID-bad\\xfe" '.event.cgroup == $p and
+		(.event | has("level") and has("seq"))' "$MP_BG_OUT"
+}
+
+@test "listen: -c . is refused, //x and trailing slashes are normalised" {
+	requires root memcg
+	local c
+	cg=$(make_memcg norm)
+	for c in . ./ "$MP_RUN_ID-norm/." "$MP_RUN_ID-norm/.."; do
+		mpctl listen -b memcg -c "$c" -t 100ms
+		[ "$status" -eq 64 ]
+		assert_output --partial "must not contain '.' or '..'"
+	done
+	for c in "//$MP_RUN_ID-norm" "$MP_RUN_ID-norm//" "$(memcg_root)//$MP_RUN_ID-norm/"; do
+		mpctl listen -b memcg -c "$c" -t 100ms -v
+		assert_success
+		assert_output --partial "cgroup=/$MP_RUN_ID-norm level="
+	done
+}

@@ -105,3 +105,25 @@ load helpers
 	run "$d/opt/mp/bin/mpctl-listen" --version
 	assert_success
 }
+
+@test "mpctl: make install puts no generic program on PATH, uninstall removes all" {
+	d=$BATS_TEST_TMPDIR/dest2
+	run make -C "$ROOT" --no-print-directory install DESTDIR="$d" PREFIX=/usr
+	assert_success
+	run ls "$d/usr/bin"
+	assert_output "$(printf 'mpctl\nmpctl-add\nmpctl-listen\nmpctl-register\nmpctl-report\nmpctl-stress')"
+	run make -C "$ROOT" --no-print-directory uninstall DESTDIR="$d" PREFIX=/usr
+	assert_success
+	run find "$d" -type f -o -type l
+	assert_output ""
+}
+
+@test "mpctl: -Werror only with WERROR=1" {
+	run make -C "$ROOT" --no-print-directory -n -B build/obj/common/mp_err.o
+	refute_output --partial -- "-Werror"
+	run make -C "$ROOT" --no-print-directory -n -B WERROR=1 build/obj/common/mp_err.o
+	assert_output --partial -- "-Werror"
+	# make check-host sets it for its build
+	run make -C "$ROOT" --no-print-directory -n -B check-host
+	assert_output --partial -- "-Werror"
+}

@@ -171,3 +171,26 @@ setup() {
 	kill -TERM "$MP_BG_PID"
 	wait_exit "$MP_BG_PID" 5
 }
+
+@test "register: the monitor says so and exits 1 when its cgroup is removed" {
+	requires root memcg
+	local cg st
+	cg=$(make_memcg reggone 64M)
+	"$MPCTL_BIN" register --chunk 1M -b memcg -c "$cg" \
+		>"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+	MP_BG_PID=$!
+	MP_PIDS+=("$MP_BG_PID")
+	sleep 0.5
+	rmdir "$cg"
+	st=0
+	wait_exit "$MP_BG_PID" 5 || st=$?
+	cat "$BATS_TEST_TMPDIR/err" >&2
+	[ "$st" -eq 1 ]
+	grep -q "mpctl register: cgroup removed '/$MP_RUN_ID-reggone'" "$BATS_TEST_TMPDIR/err"
+}
+
+@test "register: COMMAND's status with stdout closed and nothing written" {
+	run bash -c "'$MPCTL_BIN' register --chunk 1M -- sh -c 'exit 3' >&-"
+	[ "$status" -eq 3 ]
+	[ -z "$output" ]
+}

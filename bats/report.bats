@@ -304,7 +304,8 @@ synth() {
 	assert_success
 	jq -e --arg v "$("$MPCTL_BIN" --version | awk '{ print $2 }')" '
 		.schema == {"name": "mpctl-report", "version": 1} and
-		.mpctl_version == $v and
+		.mpctl_version == $v and .complete == true and
+		(has("interrupted_by") | not) and
 		(.system.kernel_release | type == "string") and
 		(.system.kernel_config.options | type == "object") and
 		(.system.mem_total_bytes > 0) and
@@ -331,4 +332,86 @@ synth() {
 	if command -v rsvg-convert >/dev/null; then
 		rsvg-convert -o "$BATS_TEST_TMPDIR/r.png" "$BATS_TEST_TMPDIR/r.svg"
 	fi
+}
+
+@test "report: -o, --svg and --html never replace a device node or a symlink" {
+	local d=$BATS_TEST_TMPDIR
+	mknod "$d/null" c 1 3
+	ln -s null "$d/lnk"
+	mpctl report --input "$FIX/report-base.json" -o "$d/null" \
+		--svg "$d/lnk" --html "$d/lnk"
+	assert_success
+	[ -c "$d/null" ]
+	[ -L "$d/lnk" ] && [ "$(readlink "$d/lnk")" = null ]
+	# a symlink to a regular file: the file is replaced, the link stays
+	echo old >"$d/real"
+	chmod 640 "$d/real"
+	ln -s real "$d/toreal"
+	mpctl report --input "$FIX/report-base.json" -o "$d/toreal"
+	assert_success
+	[ -L "$d/toreal" ]
+	jq -e '.schema.name == "mpctl-report"' "$d/real"
+	[ "$(stat -c %a "$d/real")" = 640 ]
+	# a fifo is written into
+	mkfifo "$d/fifo"
+	cat "$d/fifo" >"$d/fifo.out" &
+	mpctl report --input "$FIX/report-base.json" -o "$d/fifo"
+	assert_success
+	wait
+	[ -p "$d/fifo" ]
+	jq -e '.schema.name == "mpctl-report"' "$d/fifo.out"
+	# no temporary file is left
+	[ -z "$(ls -A "$d" | grep '^\.')" ]
+}
+
+@test "report: a failure before the end leaves an existing file untouched" {
+	local d=$BATS_TEST_TMPDIR
+	echo data >"$d/f"
+	mpctl report --input "$d/missing.json" -o "$d/f" --svg "$d/f"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$d/f")" = data ]
+	[ -z "$(ls -A "$d" | grep '^\.')" ]
+	mpctl report --input "$FIX/report-base.json" -o "$d"
+	[ "$status" -eq 1 ]
+	assert_output --partial "cannot write '$d'"
+	mpctl report --input "$FIX/report-base.json" -o ''
+	[ "$status" -eq 64 ]
+}
+
+@test "report --input: short kernel_config keys are printed, not over-read" {
+	jq '.system.kernel_config.options = {"A": "y", "CONFIG_": "m",
+		"CONFIG_PSI": "y", "N": 1}' "$FIX/report-base.json" \
+		>"$BATS_TEST_TMPDIR/short.json"
+	mpctl report --input "$BATS_TEST_TMPDIR/short.json" \
+		--svg "$BATS_TEST_TMPDIR/s.svg" --html "$BATS_TEST_TMPDIR/s.html"
+	assert_success
+	assert_line --regexp '^config +A=y CONFIG_=m PSI=y N=\?$'
+}
+
+@test "report: SIGTERM/SIGINT stop the children, remove the cgroups, write what there is" {
+	requires root memcg jq
+	local d=$BATS_TEST_TMPDIR pid rc sig cg
+	for sig in TERM INT; do
+		rc=0
+		# an odd duration names this test's children
+		"$MPCTL_BIN" report --duration 37s --repeat 2 -s shrinker \
+			-s listen-latency -o "$d/r.json" >"$d/out" 2>"$d/err" &
+		pid=$!
+		MP_PIDS+=("$pid")
+		sleep 3
+		kill -$sig "$pid"
+		wait_exit "$pid" 20 || rc=$?
+		cat "$d/err" >&2
+		if [ $sig = TERM ]; then [ "$rc" -eq 143 ]; else [ "$rc" -eq 130 ]; fi
+		grep -q "interrupted by SIG$sig: the report is incomplete" "$d/err"
+		jq -e --arg s $sig '.complete == false and .interrupted_by == $s and
+			(.scenarios | length) == 1 and
+			.scenarios[0].status == "interrupted" and
+			(.scenarios[0].runs | length) >= 1' "$d/r.json"
+		sleep 1
+		! pgrep -f 'mpctl (stress|listen) --json --duration 37000ms'
+		! ls -d /sys/fs/cgroup/*/mpctl-report-$pid-* 2>/dev/null | grep .
+		cg=$(jq -r '.scenarios[0].runs[0].cgroup' "$d/r.json")
+		[ ! -d "$(memcg_root)$cg" ]
+	done
 }

@@ -38,7 +38,7 @@ stress_cgroups() {
 	run -0 --separate-stderr "$MPCTL_BIN" stress --chunk 1M --threads 4 \
 		--duration 20s --limit 256M --json
 	echo "$output" > "$out"
-	jq -e '.schema.name == "mpctl-stress" and .schema.version == 1' "$out"
+	jq -e '.schema.name == "mpctl-stress" and .schema.version == 2' "$out"
 	jq -e '.oom_kills == 0' "$out"
 	jq -e '.exit_reason == "duration"' "$out"
 	jq -e '.limit_bytes == 268435456' "$out"
@@ -50,7 +50,7 @@ stress_cgroups() {
 	jq -e '.alloc_throughput_bytes_per_s > 0' "$out"
 	jq -e '(.timeline | length) >= 150' "$out"
 	jq -e '[.timeline[].usage_bytes] | max <= 268435456' "$out"
-	jq -e '.parameters.threads == 4 and .parameters.chunk_bytes == 1048576' "$out"
+	jq -e '.parameters.threads == 4 and .parameters.chunk_size_bytes == 1048576' "$out"
 	jq -e '.kernel_release | length > 0' "$out"
 	assert_cgroup_gone "$out"
 }
@@ -154,7 +154,7 @@ stress_cgroups() {
 	assert_line --index 0 --partial "not a cgroup"
 	mpctl stress --output "$BATS_TEST_TMPDIR/no/such/dir.json" --duration 1s
 	[ "$status" -eq 1 ]
-	assert_line --index 0 --partial "cannot open"
+	assert_line --index 0 --partial "cannot create"
 	[ "$before" = "$(stress_cgroups)" ]
 }
 
@@ -327,4 +327,123 @@ stress_cgroups() {
 	jq -e '.parameters.swap == false' <<< "$output"
 	run "$MPCTL_BIN" stress --swap=yes
 	[ "$status" -eq 64 ]
+}
+
+@test "stress: an early failure leaves --output's file and device node alone" {
+	local d=$BATS_TEST_TMPDIR
+	echo data >"$d/f"
+	mknod "$d/null" c 1 3
+	mpctl stress --cgroup /nonexistent-$MP_RUN_ID --duration 1s --output "$d/f"
+	[ "$status" -eq 1 ]
+	[ "$(cat "$d/f")" = data ]
+	mpctl stress --cgroup /nonexistent-$MP_RUN_ID --duration 1s --output "$d/null"
+	[ "$status" -eq 1 ]
+	[ -c "$d/null" ]
+	[ -z "$(ls -A "$d" | grep '^\.')" ]
+}
+
+@test "stress: a cgroup name that is not UTF-8 is escaped in the JSON, not lost" {
+	requires root memcg jq
+	local dir
+	memcg $'bad\xff\\' 256M
+	mpctl stress --json --cgroup "$dir" --duration 1s --threads 1
+	[ "$status" -le 1 ]	# 1: OOM-killed on a busy machine
+	echo "$output" | jq -e --arg p "/$MP_RUN_ID-bad\\xff\\\\" '
+		.cgroup == $p and (.parameters.cgroup | endswith($p))'
+}
+
+@test "stress, mempressure_test: a chunk that is not a page multiple is a usage error" {
+	local bin
+	mpctl stress --chunk 6000
+	[ "$status" -eq 64 ]
+	assert_line --index 0 --partial "invalid chunk size '6000': not a multiple of the page size"
+	mpctl stress --chunk 1001K
+	[ "$status" -eq 64 ]
+	bin=$(dirname "$MPCTL_BIN")/mempressure_test
+	[ -x "$bin" ] || skip "no $bin"
+	run "$bin" --chunk 6000 --duration 1s
+	[ "$status" -eq 64 ]
+	[[ "${lines[0]}" == *"a multiple of the page size"* ]]
+}
+
+@test "stress: the smallest limit, and a chunk above --cgroup's own limit, are usage errors" {
+	requires root memcg
+	local dir
+	mpctl stress --limit 4M
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: limit '4M' is below 16M: the engine needs room"
+	memcg small 32M
+	mpctl stress --cgroup "$dir" --chunk 64M --duration 1s
+	[ "$status" -eq 64 ]
+	assert_line --index 0 --partial "is larger than the limit 33554432 of cgroup"
+}
+
+@test "stress --json on a TTY: progress on stderr, one document on stdout" {
+	requires root memcg jq
+	command -v script >/dev/null || skip "no script(1)"
+	# 1: the engine was OOM-killed on a busy machine, still a document
+	run script -qec "$MPCTL_BIN stress --json --duration 2s --limit 256M --threads 1 2>$BATS_TEST_TMPDIR/err" /dev/null
+	[ "$status" -le 1 ]
+	refute_output --partial $'\033'
+	echo "$output" | tr -d '\r' | jq -e '.schema.name == "mpctl-stress"'
+	# stderr on the TTY: the progress is there, stdout has the document
+	run script -qec "$MPCTL_BIN stress --json --duration 2s --limit 256M --threads 1 >$BATS_TEST_TMPDIR/out" /dev/null
+	[ "$status" -le 1 ]
+	assert_output --partial "held"
+	jq -e '.schema.name == "mpctl-stress"' "$BATS_TEST_TMPDIR/out"
+}
+
+@test "stress: with stdout closed, --output gets one document" {
+	requires root memcg jq
+	local f=$BATS_TEST_TMPDIR/one.json
+	run bash -c "'$MPCTL_BIN' stress --json --duration 1s --threads 1 --output '$f' >&-"
+	[ "$status" -le 1 ]	# 1: OOM-killed on a busy machine
+	[ "$(jq -s length "$f")" -eq 1 ]
+}
+
+@test "stress: a write error is reported once" {
+	requires root memcg
+	[ -w /dev/full ] || skip "no /dev/full"
+	run bash -c "'$MPCTL_BIN' stress --json --duration 1s --threads 1 >/dev/full"
+	[ "$status" -eq 1 ]
+	[ "$(grep -c 'write error' <<<"$output")" -eq 1 ]
+	assert_line "mpctl stress: write error: No space left on device"
+}
+
+@test "stress --hog: a run killed with SIGKILL leaves no temporary directory or file" {
+	requires root memcg stress-ng
+	local pid i marker=$BATS_TEST_TMPDIR/marker out=$BATS_TEST_TMPDIR/out
+	touch "$marker"
+	mkdir "$out"
+	sleep 1.1
+	"$MPCTL_BIN" stress --duration 60s --limit 256M --threads 1 \
+		--output "$out/k.json" \
+		--hog "--vm 1 --vm-bytes 8m" >/dev/null 2>&1 &
+	pid=$!
+	MP_PIDS+=("$pid")
+	for i in $(seq 50); do
+		pgrep -P "$pid" -f stress-ng >/dev/null && break
+		pgrep -f "stress-ng --vm 1 --vm-bytes 8m --timeout 60" >/dev/null && break
+		sleep 0.1
+	done
+	sleep 0.5
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null || true
+	run find /tmp -maxdepth 1 -name 'mpctl-stress-*' -newer "$marker"
+	assert_output ""
+	# --output's temporary file has no name before the end (O_TMPFILE)
+	run ls -A "$out"
+	assert_output ""
+	# the hog dies with the run (its process group, SIGKILL on our exit)
+	for i in $(seq 50); do
+		pgrep -f "stress-ng --vm 1 --vm-bytes 8m --timeout 60" >/dev/null || break
+		sleep 0.1
+	done
+	! pgrep -f "stress-ng --vm 1 --vm-bytes 8m --timeout 60"
+	# the run's cgroups, which a SIGKILLed run cannot remove
+	local root=$(memcg_root) c
+	for c in hog engine ""; do
+		[ ! -d "$root/mpctl-stress-$pid/$c" ] ||
+			rm_cgroup "$root/mpctl-stress-$pid/$c"
+	done
 }

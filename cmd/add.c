@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +124,8 @@ int cmd_add(int argc, char **argv)
 	struct mp_shrinker *sh;
 	struct mp_err err;
 	uint64_t chunks = 0;
-	int ret, timeout;
+	int64_t timeout;
+	int ret;
 
 	/* "-3" is a count, not an option: argp sees "--" before it */
 	if (argc == 2 && argv[1][0] == '-' && argv[1][1] >= '0' &&
@@ -138,6 +140,12 @@ int cmd_add(int argc, char **argv)
 		argc = 3;
 	}
 	cmd_argp_parse(&add_argp, argc, argv, &o);
+	/*
+	 * With the emulated shrinker, accounting writes to a pipe whose
+	 * reader is 'mpctl register': when it is gone, say so (EPIPE) rather
+	 * than die of SIGPIPE without a word.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 
 	if (mp_shrinker_client_from_env(&sh, &err)) {
 		if (err.status == MP_EXIT_UNAVAILABLE)
@@ -150,13 +158,17 @@ int cmd_add(int argc, char **argv)
 	}
 	if (o.have_n && o.n && mp_shrinker_add(sh, o.n, &err)) {
 		mp_shrinker_close(sh);
+		if (err.errnum == EPIPE)
+			mp_errf(&err, MP_EXIT_FAILURE, 0,
+				"cannot account %+lld chunks: the shrinker is gone (the 'mpctl register' that owned it has exited)",
+				o.n);
 		return cmd_fail(&err);
 	}
 	if (!o.wait) {
 		mp_shrinker_close(sh);
 		return MP_EXIT_OK;
 	}
-	timeout = o.timeout_ns ? (int)((o.timeout_ns + 999999) / 1000000) :
+	timeout = o.timeout_ns ? (int64_t)((o.timeout_ns + 999999) / 1000000) :
 		  -1;
 	do {
 		ret = mp_shrinker_wait(sh, &chunks, timeout, &err);
@@ -179,8 +191,7 @@ int cmd_add(int argc, char **argv)
 
 		mp_shrinker_add(sh, chunks, &err);
 		mp_shrinker_close(sh);
-		if (e != EPIPE)
-			cmd_error("write error: %s", strerror(e));
+		cmd_write_error(e);
 		return MP_EXIT_FAILURE;
 	}
 	mp_shrinker_close(sh);

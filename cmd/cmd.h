@@ -26,6 +26,12 @@ extern const char *cmd_name;
 
 /* "mpctl <verb>: <msg>" on stderr */
 void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * A failed write to stdout: "write error: <strerror>" once (nothing for
+ * EPIPE, as a reader that is gone is no news); close_stdout() at exit
+ * then does not say it again.
+ */
+void cmd_write_error(int errnum);
 /* prints err and returns its exit status */
 int cmd_fail(const struct mp_err *err);
 /* usage error: one line, the "Try" hint, returns MP_EXIT_USAGE */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -145,22 +146,27 @@ static const struct argp listen_argp = {
 	NULL, NULL, NULL
 };
 
+/* The event's document, or NULL (out of memory): never a partial one. */
 static json_t *event_json(const struct mp_source *src,
 			  const struct mp_event *ev, uint64_t seq)
 {
 	enum mp_backend b = mp_source_backend(src);
 	json_t *doc = mp_json_doc(LISTEN_SCHEMA, LISTEN_SCHEMA_VERSION);
 
-	json_object_set_new(doc, "event", json_pack(
-		"{s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:I}",
+	if (!doc || json_object_set_new(doc, "event", json_pack(
+		"{s:I, s:I, s:I, s:s, s:o, s:s, s:s, s:I}",
 		"seq", (json_int_t)seq,
 		"time_ns", (json_int_t)ev->time_ns,
 		"monotonic_ns", (json_int_t)ev->mono_ns,
 		"backend", mp_backend_name(b),
-		"cgroup", mp_source_cgroup(src)->path,
+		"cgroup", mp_json_str(mp_source_cgroup(src)->path),
 		"level", mp_level_name(ev->level),
 		"level_native", mp_level_native(b, ev->level),
-		"events", (json_int_t)ev->count));
+		"events", (json_int_t)ev->count))) {
+		json_decref(doc);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return doc;
 }
 
@@ -176,9 +182,49 @@ static void fmt_time(uint64_t ns, char *buf, size_t len)
 		 (unsigned int)(ns % 1000000000ULL / 1000));
 }
 
+/*
+ * Wait for --exec's command without blocking the listener's deadline and
+ * signals: on either, the command's process group gets SIGTERM, then
+ * SIGKILL after a second, and the caller's next mp_wait() sees the same
+ * deadline or pending signal and ends the listener.
+ */
+static int wait_exec(struct mp_waiter *w, pid_t pid, int *status)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), i, stopped = 0;
+	pid_t r;
+
+	if (pfd < 0) {
+		/* a kernel without pidfds: block, as before */
+		while ((r = waitpid(pid, status, 0)) < 0 && errno == EINTR)
+			;
+		return r == pid ? 0 : -1;
+	}
+	switch (mp_wait(w, pfd, POLLIN)) {
+	case MP_WAIT_READY:
+		break;
+	default:
+		stopped = 1;
+		kill(-pid, SIGTERM);
+		for (i = 0; i < 100; i++) {
+			if (waitpid(pid, status, WNOHANG) == pid) {
+				close(pfd);
+				return stopped;
+			}
+			usleep(10000);
+		}
+		kill(-pid, SIGKILL);
+		break;
+	}
+	close(pfd);
+	while ((r = waitpid(pid, status, 0)) < 0 && errno == EINTR)
+		;
+	return r == pid ? stopped : -1;
+}
+
 /* Run --exec for one event with the event in the environment. */
 static void run_exec(const struct listen_opts *o, const struct mp_source *src,
-		     const struct mp_event *ev, uint64_t seq, const char *json)
+		     const struct mp_event *ev, uint64_t seq, const char *json,
+		     struct mp_waiter *w)
 {
 	enum mp_backend b = mp_source_backend(src);
 	char vars[7][PATH_MAX + 64];
@@ -227,8 +273,10 @@ static void run_exec(const struct listen_opts *o, const struct mp_source *src,
 	posix_spawnattr_init(&attr);
 	posix_spawnattr_setsigmask(&attr, &none);
 	posix_spawnattr_setsigdefault(&attr, &deflt);
+	/* its own process group, so that a hung command can be stopped */
+	posix_spawnattr_setpgroup(&attr, 0);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF);
+				 POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
 	fflush(stdout);
 	errno = posix_spawn(&pid, "/bin/sh", NULL, &attr, argv, envp);
 	posix_spawnattr_destroy(&attr);
@@ -239,8 +287,18 @@ static void run_exec(const struct listen_opts *o, const struct mp_source *src,
 		cmd_error("cannot run '%s': %s", o->exec, strerror(errno));
 		return;
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	switch (wait_exec(w, pid, &status)) {
+	case 0:
+		break;
+	case 1:
+		cmd_error("command '%s' stopped: the listener is exiting",
+			  o->exec);
+		return;
+	default:
+		cmd_error("cannot wait for '%s': %s", o->exec,
+			  strerror(errno));
+		return;
+	}
 	if (WIFEXITED(status) && WEXITSTATUS(status))
 		cmd_error("command '%s' exited with status %d", o->exec,
 			  WEXITSTATUS(status));
@@ -251,7 +309,7 @@ static void run_exec(const struct listen_opts *o, const struct mp_source *src,
 
 static int print_event(const struct listen_opts *o,
 		       const struct mp_source *src, const struct mp_event *ev,
-		       uint64_t seq)
+		       uint64_t seq, struct mp_waiter *w)
 {
 	enum mp_backend b = mp_source_backend(src);
 	char *line = NULL;
@@ -261,7 +319,13 @@ static int print_event(const struct listen_opts *o,
 
 	if (o->json || o->exec) {
 		doc = event_json(src, ev, seq);
-		line = json_dumps(doc, JSON_PRESERVE_ORDER | JSON_COMPACT);
+		line = doc ? json_dumps(doc, JSON_PRESERVE_ORDER |
+					JSON_COMPACT) : NULL;
+		if (!line) {
+			json_decref(doc);
+			errno = ENOMEM;
+			return -1;
+		}
 	}
 	if (o->json) {
 		if (!line || puts(line) == EOF)
@@ -277,7 +341,7 @@ static int print_event(const struct listen_opts *o,
 	if (fflush(stdout) == EOF)
 		ret = -1;
 	if (!ret && o->exec)
-		run_exec(o, src, ev, seq, line);
+		run_exec(o, src, ev, seq, line, w);
 	free(line);
 	json_decref(doc);
 	return ret;
@@ -306,9 +370,8 @@ static int listen_loop(const struct listen_opts *o, struct mp_source *src,
 			return cmd_fail(&err);
 		if (!ret)
 			continue;
-		if (print_event(o, src, &ev, ++seq)) {
-			if (errno != EPIPE)
-				cmd_error("write error: %s", strerror(errno));
+		if (print_event(o, src, &ev, ++seq, w)) {
+			cmd_write_error(errno);
 			return MP_EXIT_FAILURE;
 		}
 		if (o->count && seq >= (uint64_t)o->count)

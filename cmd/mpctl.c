@@ -7,6 +7,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,8 @@ static const struct cmd_struct commands[] = {
 
 const char *cmd_name = "mpctl";
 const char *argp_program_version = "mpctl " MPCTL_VERSION;
-const char *argp_program_bug_address = "<mpctl@example.org>";
+const char *argp_program_bug_address =
+	"mpctl developers <mpctl@example.org>";
 
 void cmd_error(const char *fmt, ...)
 {
@@ -46,6 +48,15 @@ void cmd_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+static bool write_error_reported;
+
+void cmd_write_error(int errnum)
+{
+	if (!write_error_reported && errnum != EPIPE)
+		cmd_error("write error: %s", strerror(errnum ? errnum : EIO));
+	write_error_reported = true;
 }
 
 int cmd_fail(const struct mp_err *err)
@@ -68,16 +79,49 @@ int cmd_usage_error(const char *fmt, ...)
 	return MP_EXIT_USAGE;
 }
 
+/* the command's parser, behind help_parser() (one parse at a time) */
+static argp_parser_t cmd_parser;
+
+/* -h is --help for every command, as at the top level */
+static error_t help_parser(int key, char *arg, struct argp_state *state)
+{
+	if (key == 'h') {
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);	/* exits */
+		return 0;
+	}
+	return cmd_parser(key, arg, state);
+}
+
 int cmd_argp_parse(const struct argp *argp, int argc, char **argv,
 		   void *input)
 {
+	struct argp_option *opts;
+	struct argp a = *argp;
+	size_t n = 0;
+	int ret;
+
 	/* argp names the program after program_invocation_short_name */
 	program_invocation_short_name = (char *)cmd_name;
 	program_invocation_name = (char *)cmd_name;
 	argp_err_exit_status = MP_EXIT_USAGE;
 	if (argc > 0)
 		argv[0] = (char *)cmd_name;
-	return argp_parse(argp, argc, argv, 0, NULL, input);
+	/* the command's options and a hidden -h (argp's own is -?) */
+	while (argp->options[n].name || argp->options[n].key ||
+	       argp->options[n].doc)
+		n++;
+	opts = calloc(n + 2, sizeof(*opts));
+	if (!opts)
+		return argp_parse(argp, argc, argv, 0, NULL, input);
+	memcpy(opts, argp->options, n * sizeof(*opts));
+	opts[n].key = 'h';
+	opts[n].flags = OPTION_HIDDEN;
+	a.options = opts;
+	cmd_parser = argp->parser;
+	a.parser = help_parser;
+	ret = argp_parse(&a, argc, argv, 0, NULL, input);
+	free(opts);
+	return ret;
 }
 
 static void usage(FILE *f)
@@ -92,6 +136,7 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\nOptions:\n"
 		"  -h, --help     give this help list\n"
+		"      --usage    give a short usage message\n"
 		"  -V, --version  print program version\n\n"
 		"Run 'mpctl <command> --help' for a command's options.\n"
 		"See mpctl(1).\n");
@@ -103,10 +148,9 @@ static void usage(FILE *f)
  */
 static void close_stdout(void)
 {
+	errno = 0;
 	if (fflush(stdout) || ferror(stdout) || fclose(stdout)) {
-		if (errno == EPIPE)
-			_exit(MP_EXIT_FAILURE);
-		cmd_error("write error: %s", strerror(errno ? errno : EIO));
+		cmd_write_error(errno);
 		_exit(MP_EXIT_FAILURE);
 	}
 }
@@ -131,11 +175,34 @@ static const struct cmd_struct *lookup(const char *name)
 	return NULL;
 }
 
+/*
+ * Started with fd 0, 1 or 2 closed ("cmd >&-"), the first file opened would
+ * take its number and receive what is meant for stdout or stderr (a
+ * document written twice into an --output file): they are opened on
+ * /dev/null first, as setuid programs get them from the C library. Writing
+ * nothing to a closed stdout is then no error either.
+ */
+static void sanitize_fds(void)
+{
+	int fd, nfd;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		nfd = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+		if (nfd >= 0 && nfd != fd) {
+			dup2(nfd, fd);
+			close(nfd);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd_struct *c;
 	const char *base;
 
+	sanitize_fds();
 	atexit(close_stdout);
 	base = strrchr(argv[0], '/');
 	base = base ? base + 1 : argv[0];
@@ -154,6 +221,11 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return MP_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--usage")) {
+		printf("Usage: mpctl [-h|--help] [-V|--version] [--usage] "
+		       "<command> [options]\n");
 		return MP_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {

@@ -52,6 +52,8 @@ enum {
 	OPT_EMULATE = 0x100,
 	OPT_KEEP,
 	OPT_SYSROOT,
+	OPT_JOIN,
+	OPT_CHUNKS,
 };
 
 static const struct argp_option options[] = {
@@ -65,14 +67,14 @@ static const struct argp_option options[] = {
 	  "(default)", 0 },
 	{ "emulate", OPT_EMULATE, NULL, 0,
 	  "emulate the shrinker even on a patched kernel", 0 },
-	{ "join", 'J', NULL, 0,
+	{ "join", OPT_JOIN, NULL, 0,
 	  "run COMMAND inside the cgroup (and the memory cgroup of the same "
 	  "path)", 0 },
-	{ "chunks", 'n', "N", 0,
+	{ "chunks", OPT_CHUNKS, "N", 0,
 	  "monitor: reclaimable chunks to account at the start", 0 },
 	{ "keep", OPT_KEEP, NULL, 0,
 	  "monitor: re-add the requested chunks (free nothing)", 0 },
-	{ "count", 'N', "N", 0, "monitor: exit 0 after N requests", 0 },
+	{ "count", 'n', "N", 0, "monitor: exit 0 after N requests", 0 },
 	{ "timeout", 't', "TIME", 0, "monitor: exit 0 after TIME", 0 },
 	{ "json", 'j', NULL, 0, "monitor: print JSON Lines", 0 },
 	{ "verbose", 'v', NULL, 0,
@@ -103,17 +105,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_EMULATE:
 		o->cfg.emulate = true;
 		break;
-	case 'J':
+	case OPT_JOIN:
 		o->join = true;
 		break;
-	case 'n':
+	case OPT_CHUNKS:
 		if (mp_parse_long(arg, 0, INT32_MAX, &o->chunks))
 			argp_error(state, "invalid chunk count '%s'", arg);
 		break;
 	case OPT_KEEP:
 		o->keep = true;
 		break;
-	case 'N':
+	case 'n':
 		if (mp_parse_long(arg, 1, INT32_MAX, &o->count))
 			argp_error(state, "invalid count '%s'", arg);
 		break;
@@ -204,21 +206,27 @@ static int print_request(const struct register_opts *o,
 		json_t *doc = mp_json_doc(REGISTER_SCHEMA,
 					  REGISTER_SCHEMA_VERSION);
 
-		json_object_set_new(doc, "request", json_pack(
-			"{s:I, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:I}",
+		json_t *req = json_pack(
+			"{s:I, s:I, s:I, s:s, s:s, s:o, s:I, s:I, s:I}",
 			"seq", (json_int_t)seq,
 			"time_ns", (json_int_t)now,
 			"monotonic_ns",
 			(json_int_t)mp_now_ns(CLOCK_MONOTONIC),
 			"mode", mode, "backend", be,
-			"cgroup", cg ? cg->path : "",
+			"cgroup", mp_json_str(cg ? cg->path : ""),
 			"chunk_size_bytes", (json_int_t)chunk,
 			"chunks", (json_int_t)chunks,
-			"bytes", (json_int_t)(chunks * chunk)));
-		if (mp_shrinker_emulated(sh))
-			json_object_set_new(json_object_get(doc, "request"),
-					    "usage_bytes",
-					    json_integer(st.usage_bytes));
+			"bytes", (json_int_t)(chunks * chunk));
+
+		/* never a request with keys missing */
+		if (!doc || json_object_set_new(doc, "request", req) ||
+		    (mp_shrinker_emulated(sh) &&
+		     json_object_set_new(req, "usage_bytes",
+					 json_integer(st.usage_bytes)))) {
+			json_decref(doc);
+			errno = ENOMEM;
+			return -1;
+		}
 		ret = mp_json_emit(stdout, doc, false);
 		json_decref(doc);
 	} else {
@@ -260,8 +268,7 @@ static int monitor(const struct register_opts *o, struct mp_shrinker *sh,
 		if (!ret || !chunks)
 			continue;
 		if (print_request(o, sh, chunks, ++seq)) {
-			if (errno != EPIPE)
-				cmd_error("write error: %s", strerror(errno));
+			cmd_write_error(errno);
 			return MP_EXIT_FAILURE;
 		}
 		if (o->keep && mp_shrinker_add(sh, chunks, &err))

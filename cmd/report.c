@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysinfo.h>
 #include <sys/utsname.h>
@@ -29,6 +30,7 @@
 #include "cmd.h"
 #include "mp_cgroup.h"
 #include "mp_json.h"
+#include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_report.h"
@@ -100,7 +102,7 @@ enum {
 	OPT_HTML,
 	OPT_INPUT,
 	OPT_LIST,
-	OPT_LIMIT,
+	OPT_THRESHOLD,
 	OPT_STRESS_ARG,
 	OPT_ALPHA,
 	OPT_ALLOW_EMPTY,
@@ -115,7 +117,7 @@ static const struct argp_option options[] = {
 	{ "repeat", 'r', "N", 0, "runs per scenario (default 3)", 0 },
 	{ "scenario", 's', "NAME", 0,
 	  "run only NAME (repeatable; see --list)", 0 },
-	{ "limit", OPT_LIMIT, "SIZE", 0,
+	{ "limit", 'L', "SIZE", 0,
 	  "memory limit of each run's cgroup (default 128M)", 0 },
 	{ "stress-arg", OPT_STRESS_ARG, "ARG", 0,
 	  "pass ARG to every mpctl stress run (repeatable; for experiments, "
@@ -123,7 +125,7 @@ static const struct argp_option options[] = {
 	{ "list", OPT_LIST, NULL, 0, "list the scenarios and exit", 0 },
 	{ "compare", OPT_COMPARE, NULL, 0,
 	  "compare two reports: --compare BASE.json NEW.json", 0 },
-	{ "threshold", 't', "PCT", 0,
+	{ "threshold", OPT_THRESHOLD, "PCT", 0,
 	  "minimum effect size in percent of the base for every metric "
 	  "(default: per metric, see mpctl-report(1))", 0 },
 	{ "alpha", OPT_ALPHA, "P", 0,
@@ -154,6 +156,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->json = o->pretty = true;
 		break;
 	case 'o':
+		if (!*arg)
+			argp_error(state, "empty file name for --output");
 		o->output = arg;
 		break;
 	case 'd':
@@ -175,7 +179,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "too many --scenario options");
 		o->scenarios[o->nr_scenarios++] = arg;
 		break;
-	case OPT_LIMIT:
+	case 'L':
 		if (mp_parse_size(arg, &v) || v < 16 << 20)
 			argp_error(state, "invalid limit '%s': at least 16M",
 				   arg);
@@ -192,7 +196,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_COMPARE:
 		o->compare = true;
 		break;
-	case 't':
+	case OPT_THRESHOLD:
 		errno = 0;
 		o->threshold = strtod(arg, &end);
 		if (errno || end == arg || *end || !isfinite(o->threshold) ||
@@ -212,9 +216,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->allow_empty = true;
 		break;
 	case OPT_SVG:
+		if (!*arg)
+			argp_error(state, "empty file name for --svg");
 		o->svg = arg;
 		break;
 	case OPT_HTML:
+		if (!*arg)
+			argp_error(state, "empty file name for --html");
 		o->html = arg;
 		break;
 	case 'i':
@@ -251,12 +259,17 @@ static const struct argp report_argp = {
 	"Exit status: 0 success (--compare: no regression); 1 failure, a "
 	"scenario failed, or --compare found a regression; 64 usage error; "
 	"65 --compare: a report has no scenario that ran or no metrics; "
-	"69 no such kernel interface; 77 permission denied. "
+	"69 no such kernel interface; 77 permission denied; 129, 130, 143 "
+	"stopped by SIGHUP, SIGINT, SIGTERM (the document is still written, "
+	"marked incomplete). "
 	"See mpctl-report(1) for the metrics and their thresholds.",
 	NULL, NULL, NULL
 };
 
 /* ---- children ---------------------------------------------------------- */
+
+/* the signal that interrupts the run, 0 if none (see catch_signals()) */
+static volatile sig_atomic_t report_signal;
 
 static uint64_t now_mono(void)
 {
@@ -279,13 +292,38 @@ static pid_t spawn_self(char *const argv[], int *outfd)
 		return -1;
 	}
 	if (!pid) {
+		/*
+		 * Its own process group, stopped by us (stop_child()); and
+		 * never outliving a report killed with SIGKILL: SIGTERM lets
+		 * "mpctl stress" remove its cgroups and its stress-ng hog.
+		 */
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() == 1)
+			_exit(127);
 		dup2(p[1], STDOUT_FILENO);
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
+	setpgid(pid, pid);	/* no race with a signal before exec */
 	close(p[1]);
 	*outfd = p[0];
 	return pid;
+}
+
+/*
+ * Pass an interruption on to a child's process group once; a child that
+ * then does not end in 10 s is killed. Returns the deadline to use.
+ */
+static uint64_t pass_signal(pid_t pid, bool *passed, uint64_t deadline)
+{
+	uint64_t soon = mp_now_ns(CLOCK_MONOTONIC) + 10000000000ULL;
+
+	if (!report_signal || *passed)
+		return deadline;
+	*passed = true;
+	kill(-pid, report_signal);
+	return soon < deadline ? soon : deadline;
 }
 
 struct buf {
@@ -326,6 +364,7 @@ static int wait_child(pid_t pid, uint64_t deadline)
 		if (r < 0 && errno != EINTR)
 			return -1;
 		if (deadline && now_mono() > deadline) {
+			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			deadline = 0;
 		}
@@ -435,6 +474,7 @@ static int run_stress(const struct report_opts *o, const struct scenario *s,
 	struct stress_args a;
 	struct buf b = { 0 };
 	uint64_t deadline;
+	bool passed = false;
 	int fd, status;
 	pid_t pid;
 
@@ -447,14 +487,18 @@ static int run_stress(const struct report_opts *o, const struct scenario *s,
 	deadline = now_mono() + o->duration_ns * 3 + 30000000000ULL;
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		uint64_t now = now_mono();
+		uint64_t now;
 		int n;
 
+		deadline = pass_signal(pid, &passed, deadline);
+		now = now_mono();
 		if (now >= deadline) {
+			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			break;
 		}
-		n = poll(&pfd, 1, (int)((deadline - now) / 1000000) + 1);
+		n = poll(&pfd, 1, (deadline - now) / 1000000 > 1000 ? 1000 :
+			 (int)((deadline - now) / 1000000) + 1);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n > 0 && buf_read(&b, fd) <= 0)
@@ -611,7 +655,7 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 	int lfd, sfd, lstatus, sstatus, ret = 0;
 	char *largv[] = { "mpctl", "listen", "--json", "--backend", NULL,
 			  "--cgroup", NULL, NULL };
-	bool lopen = true, sopen = true;
+	bool lopen = true, sopen = true, passed = false;
 	json_t *stress = NULL, *doc;
 	pid_t lpid, spid;
 
@@ -645,6 +689,8 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 			{ .fd = sfd, .events = POLLIN },
 		};
 
+		deadline = pass_signal(spid, &passed, deadline);
+
 		if (poll(pfd, 2, 100) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents) {
@@ -659,7 +705,7 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 	close(sfd);
 	sstatus = wait_child(spid, deadline);
 	/* late lines: whatever listen wrote before it heard SIGTERM */
-	kill(lpid, SIGTERM);
+	kill(-lpid, SIGTERM);
 	while (lopen && buf_read(&acc.b, lfd) > 0)
 		listen_lines(&acc, now_mono());
 	lstatus = wait_child(lpid, now_mono() + 2000000000ULL);
@@ -914,7 +960,7 @@ static json_t *run_scenario(const struct report_opts *o,
 			"no kernel shrinker: the same as 'shrinker' here"));
 		return sc;
 	}
-	for (i = 0; i < o->repeat; i++) {
+	for (i = 0; i < o->repeat && !report_signal; i++) {
 		if (s->run(o, s, &run, &err)) {
 			bool skip = err.status == MP_EXIT_UNAVAILABLE ||
 				    err.status == MP_EXIT_NOPERM;
@@ -929,6 +975,12 @@ static json_t *run_scenario(const struct report_opts *o,
 			break;
 		}
 		json_array_append_new(runs, run);
+	}
+	if (report_signal && !json_object_get(sc, "status")) {
+		/* the runs so far, the last one cut short */
+		json_object_set_new(sc, "status", json_string("interrupted"));
+		json_object_set_new(sc, "reason", json_string(
+			"the report was interrupted"));
 	}
 	if (!json_object_get(sc, "status"))
 		json_object_set_new(sc, "status", json_string("ok"));
@@ -966,12 +1018,12 @@ static json_t *run_suite(const struct report_opts *o, bool *failed)
 
 		for (k = 0; k < o->nr_extra; k++)
 			json_array_append_new(extra,
-					      json_string(o->stress_extra[k]));
+					      mp_json_str(o->stress_extra[k]));
 		json_object_set_new(json_object_get(doc, "settings"),
 				    "stress_args", extra);
 	}
 	json_object_set_new(doc, "scenarios", scs);
-	for (i = 0; i < NR_SCENARIOS; i++) {
+	for (i = 0; i < NR_SCENARIOS && !report_signal; i++) {
 		if (!selected(o, scenarios[i].name))
 			continue;
 		if (!o->json || o->output)
@@ -997,6 +1049,11 @@ static const char *str(const json_t *obj, const char *path)
 
 static const char *fmt_value(const char *unit, double v, char *buf, int len)
 {
+	/* beyond uint64_t a cast is undefined: the number as it is */
+	if (!unit || !isfinite(v) || fabs(v) >= 1.8e19) {
+		snprintf(buf, len, "%g", v);
+		return buf;
+	}
 	if (!strcmp(unit, "ns"))
 		return mp_fmt_duration(v < 0 ? 0 : (uint64_t)v, buf, len);
 	if (!strcmp(unit, "bytes"))
@@ -1035,8 +1092,14 @@ static void print_system(const json_t *doc)
 	       str(sys, "machine"));
 	opts = mp_json_path(sys, "kernel_config.options");
 	printf("%-10s", "config");
-	json_object_foreach(opts, key, v)
-		printf(" %s=%s", key + 7, json_string_value(v));
+	json_object_foreach(opts, key, v) {
+		const char *val = json_string_value(v), *name = key;
+
+		/* a recorded document may hold any key: no prefix assumed */
+		if (!strncmp(name, "CONFIG_", 7) && name[7])
+			name += 7;
+		printf(" %s=%s", name, val ? val : "?");
+	}
 	printf("%s\n", json_object_size(opts) ? "" : " unknown");
 	printf("%-10s %s, swap %s, %lld cpus\n", "memory",
 	       mp_fmt_size(json_integer_value(json_object_get(sys,
@@ -1169,47 +1232,96 @@ static void print_compare(const json_t *cmp)
 
 /* ---- files ------------------------------------------------------------- */
 
-/* Write through a temporary file and rename, so FILE is whole or absent */
-static int write_file(const char *path, const json_t *doc,
-		      int (*fn)(FILE *, const json_t *, struct mp_err *),
+/*
+ * The files of a run: opened (checked, their temporary files made) before
+ * the suite runs, written at the end. A failure before the end leaves
+ * every existing file as it was (common/mp_output.c).
+ */
+struct report_file {
+	const char *path;
+	int (*fn)(FILE *, const json_t *, struct mp_err *);
+	struct mp_output out;
+	bool stdout_;
+};
+
+static int files_open(struct report_file *files, int n)
+{
+	struct mp_err err;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!files[i].path)
+			continue;
+		if (!strcmp(files[i].path, "-")) {
+			files[i].stdout_ = true;
+			continue;
+		}
+		if (mp_output_open(&files[i].out, files[i].path, &err)) {
+			while (i--)
+				if (files[i].path && !files[i].stdout_)
+					mp_output_abort(&files[i].out);
+			return cmd_fail(&err);
+		}
+	}
+	return 0;
+}
+
+static int file_write(struct report_file *rf, const json_t *doc,
 		      bool pretty)
 {
-	char tmp[PATH_MAX];
-	struct mp_err err;
+	struct mp_err err = { 0 };
 	FILE *f;
 	int ret;
 
-	if (!strcmp(path, "-")) {
-		if (fn)
-			ret = fn(stdout, doc, &err);
-		else
-			ret = mp_json_emit(stdout, doc, pretty);
-		return ret ? MP_EXIT_FAILURE : 0;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, getpid());
-	f = fopen(tmp, "w");
+	f = rf->stdout_ ? stdout : mp_output_stream(&rf->out, &err);
 	if (!f) {
-		cmd_error("cannot create '%s': %s", tmp, strerror(errno));
-		return mp_status_for_errno(errno);
+		mp_output_abort(&rf->out);
+		return cmd_fail(&err);
 	}
-	err.msg[0] = '\0';
-	if (fn)
-		ret = fn(f, doc, &err);
+	if (rf->fn)
+		ret = rf->fn(f, doc, &err);
 	else
 		ret = mp_json_emit(f, doc, pretty);
-	if (fclose(f) || ret) {
-		cmd_error("cannot write '%s': %s", path,
-			  err.msg[0] ? err.msg : strerror(errno));
-		unlink(tmp);
-		return MP_EXIT_FAILURE;
+	if (rf->stdout_)
+		return ret ? MP_EXIT_FAILURE : 0;
+	if (ret) {
+		if (!err.msg[0])
+			mp_errf(&err, MP_EXIT_FAILURE, errno ? errno : EIO,
+				"cannot write '%s'", rf->path);
+		mp_output_abort(&rf->out);
+		return cmd_fail(&err);
 	}
-	if (rename(tmp, path)) {
-		cmd_error("cannot rename '%s' to '%s': %s", tmp, path,
-			  strerror(errno));
-		unlink(tmp);
-		return mp_status_for_errno(errno);
-	}
+	if (mp_output_commit(&rf->out, &err))
+		return cmd_fail(&err);
 	return 0;
+}
+
+/* Write every file; after a failure the rest keep their old contents. */
+static int files_write(struct report_file *files, int n, const json_t *doc,
+		       bool pretty)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!files[i].path)
+			continue;
+		if (ret) {
+			if (!files[i].stdout_)
+				mp_output_abort(&files[i].out);
+			continue;
+		}
+		ret = file_write(&files[i], doc, pretty);
+	}
+	return ret;
+}
+
+static void files_abort(struct report_file *files, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (files[i].path && !files[i].stdout_)
+			mp_output_abort(&files[i].out);
 }
 
 /* Fill metrics a recorded report lacks (e.g. one written by hand). */
@@ -1279,6 +1391,29 @@ static void list_scenarios(void)
 		       scenarios[i].description);
 }
 
+/*
+ * SIGINT, SIGTERM, SIGHUP during a run: the handler only records the
+ * signal; the loops that wait for children see it (poll returns EINTR),
+ * pass it on to the children's process groups, collect what the children
+ * write as they stop, and the report is written marked incomplete.
+ */
+static void on_signal(int sig)
+{
+	if (!report_signal)
+		report_signal = sig;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	size_t i;
+
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = {
@@ -1286,6 +1421,9 @@ int cmd_report(int argc, char **argv)
 		.repeat = 3,
 		.threshold = -1,
 		.limit = 128 << 20,
+	};
+	struct report_file files[3] = {
+		{ NULL, NULL }, { NULL, mp_svg_report }, { NULL, mp_html_report },
 	};
 	struct mp_err err;
 	bool failed = false;
@@ -1300,24 +1438,34 @@ int cmd_report(int argc, char **argv)
 	if (o.compare)
 		return do_compare(&o);
 
+	/* every output is checked before anything runs */
+	files[0].path = o.output;
+	files[1].path = o.svg;
+	files[2].path = o.html;
+	ret = files_open(files, 3);
+	if (ret)
+		return ret;
 	if (o.input) {
 		doc = mp_json_load_file(o.input, &err);
-		if (!doc)
-			return cmd_fail(&err);
-		if (mp_report_check(doc, o.input, &err)) {
+		if (!doc || mp_report_check(doc, o.input, &err)) {
 			json_decref(doc);
+			files_abort(files, 3);
 			return cmd_fail(&err);
 		}
 		summarize_all(doc);
 	} else {
+		catch_signals();
 		doc = run_suite(&o, &failed);
+		json_object_set_new(doc, "complete",
+				    json_boolean(!report_signal));
+		if (report_signal) {
+			json_object_set_new(doc, "interrupted_by", json_string(
+				sigabbrev_np(report_signal)));
+			cmd_error("interrupted by SIG%s: the report is "
+				  "incomplete", sigabbrev_np(report_signal));
+		}
 	}
-	if (o.output)
-		ret = write_file(o.output, doc, NULL, o.pretty);
-	if (!ret && o.svg)
-		ret = write_file(o.svg, doc, mp_svg_report, false);
-	if (!ret && o.html)
-		ret = write_file(o.html, doc, mp_html_report, false);
+	ret = files_write(files, 3, doc, o.pretty);
 	if (!ret) {
 		if (o.json && !o.output)
 			ret = mp_json_emit(stdout, doc, o.pretty) ?
@@ -1328,5 +1476,8 @@ int cmd_report(int argc, char **argv)
 	json_decref(doc);
 	if (!ret && failed)
 		ret = MP_EXIT_FAILURE;
+	/* as a shell reports a job killed by the signal */
+	if (report_signal)
+		ret = 128 + report_signal;
 	return ret;
 }

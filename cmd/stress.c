@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
@@ -34,16 +35,18 @@
 #include "mp_cgroup.h"
 #include "mp_json.h"
 #include "mp_memstat.h"
+#include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
 
 #define STRESS_SCHEMA		"mpctl-stress"
-#define STRESS_SCHEMA_VERSION	1
+/* 2: parameters.chunk_size_bytes (was chunk_bytes), timeline[].t_ns (t_ms) */
+#define STRESS_SCHEMA_VERSION	2
 
 #define MAX_THREADS	1024
 #define MIN_CHUNK	4096ULL
-#define MIN_LIMIT	(4ULL << 20)
+#define MIN_LIMIT	(16ULL << 20)	/* below, the engine is OOM-killed */
 #define TICK_NS		100000000ULL	/* timeline sampling */
 #define PROGRESS_TICKS	2		/* progress line every 200 ms */
 
@@ -82,17 +85,18 @@ enum {
 	OPT_NO_ASSIST,
 	OPT_NO_THROTTLE,
 	OPT_SWAP,
+	OPT_OVERCOMMIT,
 };
 
 static const struct argp_option options[] = {
-	{ "chunk", OPT_CHUNK, "SIZE", 0,
+	{ "chunk", 'C', "SIZE", 0,
 	  "chunk size (default 1M; at least 4K, at most the limit)", 0 },
 	{ "threads", 'T', "N", 0, "allocator threads, 1 to 1024 (default 4)",
 	  0 },
 	{ "duration", 'd', "TIME", 0, "run time, e.g. 20s (default 30s)", 0 },
 	{ "limit", 'L', "SIZE", 0,
 	  "memory limit of the run's cgroup (default 256M)", 0 },
-	{ "overcommit", 'o', "X", 0,
+	{ "overcommit", OPT_OVERCOMMIT, "X", 0,
 	  "footprint the allocators aim at, as a multiple of the limit "
 	  "(default 2.0)", 0 },
 	{ "backend", 'b', "NAME", 0,
@@ -115,7 +119,7 @@ static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "print one JSON document instead of the summary",
 	  0 },
 	{ "pretty", 'p', NULL, 0, "indent the JSON (implies --json)", 0 },
-	{ "output", 'O', "FILE", 0, "also write the JSON document to FILE", 0 },
+	{ "output", 'o', "FILE", 0, "also write the JSON document to FILE", 0 },
 	{ "target", OPT_TARGET, "FRAC", 0,
 	  "emulation: bring usage back under FRAC of the limit (0.85)", 0 },
 	{ "high", OPT_HIGH, "FRAC", 0,
@@ -149,7 +153,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	uint64_t v;
 
 	switch (key) {
-	case OPT_CHUNK:
+	case 'C':
 		if (mp_parse_size(arg, &v))
 			argp_error(state, "invalid chunk size '%s'", arg);
 		if (!v)
@@ -158,6 +162,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (v < MIN_CHUNK)
 			argp_error(state, "invalid chunk size '%s': below 4K",
 				   arg);
+		if (mp_parse_chunk(arg, &v))
+			argp_error(state, "invalid chunk size '%s': not a multiple of the page size (%ld)",
+				   arg, sysconf(_SC_PAGESIZE));
 		o->chunk = v;
 		break;
 	case 'T':
@@ -173,11 +180,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (mp_parse_size(arg, &v))
 			argp_error(state, "invalid limit '%s'", arg);
 		if (v < MIN_LIMIT)
-			argp_error(state, "limit '%s' is below 4M", arg);
+			argp_error(state, "limit '%s' is below 16M: the engine needs room", arg);
 		o->limit = v;
 		o->limit_set = true;
 		break;
-	case 'o':
+	case OPT_OVERCOMMIT:
 		if (parse_frac(arg, 0, 64, &o->overcommit))
 			argp_error(state, "invalid overcommit '%s': must be above 0 and at most 64",
 				   arg);
@@ -214,7 +221,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'j':
 		o->json = true;
 		break;
-	case 'O':
+	case 'o':
 		if (!*arg)
 			argp_error(state, "empty file name for --output");
 		o->output = arg;
@@ -279,7 +286,7 @@ struct sample {
 
 struct hog {
 	pid_t pid;
-	char yaml[PATH_MAX];
+	int yaml_fd;		/* memfd stress-ng writes its YAML into */
 	int status;
 	bool exited;
 	uint64_t bogo_ops;
@@ -289,7 +296,8 @@ struct hog {
 
 struct run {
 	struct stress_opts *o;
-	FILE *out;			/* --output, opened before the run */
+	struct mp_output out;		/* --output, opened before the run */
+	bool have_out;
 	/* cgroups: the run's (limit), engine and hog leaves, mempressure */
 	struct mp_cgroup cg, engine_cg, hog_cg, mp_cg;
 	bool created, engine_created, hog_created, mp_created;
@@ -314,7 +322,6 @@ struct run {
 	size_t ntl, tl_cap;
 	int sfd, tfd;
 	bool tty;
-	char tmpdir[64];
 };
 
 static uint64_t now_ns(void)
@@ -624,15 +631,19 @@ static int start_hog(struct run *r, struct mp_err *err)
 	pid_t pid;
 	int n;
 
-	snprintf(r->tmpdir, sizeof(r->tmpdir), "/tmp/mpctl-stress-XXXXXX");
-	if (!mkdtemp(r->tmpdir))
+	/*
+	 * stress-ng's report goes to a memfd, opened by stress-ng through
+	 * /proc/self/fd: nothing in /tmp to leak when we are SIGKILLed.
+	 */
+	r->hog.yaml_fd = memfd_create("mpctl-stress-hog-yaml", MFD_CLOEXEC);
+	if (r->hog.yaml_fd < 0)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
-			       "cannot create a temporary directory");
-	snprintf(r->hog.yaml, sizeof(r->hog.yaml), "%s/hog.yaml", r->tmpdir);
+			       "cannot create a memory file for stress-ng");
 	n = asprintf(&cmd, "exec stress-ng %s --timeout %" PRIu64
-		     " --metrics-brief --yaml '%s' >/dev/null 2>&1", r->o->hog,
+		     " --metrics-brief --yaml /proc/self/fd/%d >/dev/null 2>&1",
+		     r->o->hog,
 		     (uint64_t)((r->o->duration_ns + 999999999ULL) / 1000000000ULL),
-		     r->hog.yaml);
+		     r->hog.yaml_fd);
 	if (n < 0)
 		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "hog");
 	fflush(NULL);
@@ -644,7 +655,8 @@ static int start_hog(struct run *r, struct mp_err *err)
 	if (!pid) {
 		setpgid(0, 0);
 		child_signals();
-		if (join_cgroup(&r->hog_cg))
+		if (join_cgroup(&r->hog_cg) ||
+		    fcntl(r->hog.yaml_fd, F_SETFD, 0))
 			_exit(126);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
@@ -659,15 +671,26 @@ static void hog_results(struct run *r)
 	char buf[65536], *p;
 	const struct mp_cgroup *cg = &r->hog_cg;
 
-	if (!mp_read_file(r->hog.yaml, buf, sizeof(buf))) {
+	ssize_t n = -1, k;
+
+	if (r->hog.yaml_fd >= 0)
+		for (n = 0; (size_t)n < sizeof(buf) - 1; n += k) {
+			k = pread(r->hog.yaml_fd, buf + n,
+				  sizeof(buf) - 1 - n, n);
+			if (k <= 0)
+				break;
+		}
+	if (n >= 0) {
+		buf[n] = '\0';
 		for (p = strstr(buf, "bogo-ops:"); p;
 		     p = strstr(p + 1, "bogo-ops:")) {
 			r->hog.bogo_ops += strtoull(p + 9, NULL, 10);
 			r->hog.have_ops = true;
 		}
 	}
-	unlink(r->hog.yaml);
-	rmdir(r->tmpdir);
+	if (r->hog.yaml_fd >= 0)
+		close(r->hog.yaml_fd);
+	r->hog.yaml_fd = -1;
 	if (r->hog_created)
 		mp_cg_oom_kills(cg, &r->hog.oom_kills);
 }
@@ -728,15 +751,15 @@ static void progress(struct run *r)
 	fmt_mib(s->held * r->o->chunk, held, sizeof(held));
 	fmt_mib(s->usage, usage, sizeof(usage));
 	fmt_mib(r->limit, limit, sizeof(limit));
-	printf("\r\033[K%5.1fs held %s freed %" PRIu64 " requests %" PRIu64
-	       " events l/m/c %" PRIu64 "/%" PRIu64 "/%" PRIu64
-	       " usage %s/%s",
-	       (double)s->t_ns / 1e9, held,
-	       __atomic_load_n(&r->shm->chunks.freed, __ATOMIC_RELAXED),
-	       s->requests, r->events[MP_LEVEL_LOW],
-	       r->events[MP_LEVEL_MEDIUM], r->events[MP_LEVEL_CRITICAL],
-	       usage, limit);
-	fflush(stdout);
+	fprintf(stderr, "\r\033[K%5.1fs held %s freed %" PRIu64
+		" requests %" PRIu64 " events l/m/c %" PRIu64 "/%" PRIu64
+		"/%" PRIu64 " usage %s/%s",
+		(double)s->t_ns / 1e9, held,
+		__atomic_load_n(&r->shm->chunks.freed, __ATOMIC_RELAXED),
+		s->requests, r->events[MP_LEVEL_LOW],
+		r->events[MP_LEVEL_MEDIUM], r->events[MP_LEVEL_CRITICAL],
+		usage, limit);
+	fflush(stderr);
 }
 
 static void reap(struct run *r)
@@ -869,12 +892,13 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 	struct utsname un;
 	double secs = seconds(r);
 	size_t i;
+	int bad = !doc || !tl;
 
 	uname(&un);
 	bool policy_on = mp_shrinker_emulated(r->sh) || ss->limit_bytes;
 
 	params = json_pack("{s:I, s:I, s:I, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o}",
-			   "chunk_bytes", (json_int_t)o->chunk,
+			   "chunk_size_bytes", (json_int_t)o->chunk,
 			   "threads", (json_int_t)o->threads,
 			   "duration_ns", (json_int_t)o->duration_ns,
 			   "limit_bytes", (json_int_t)o->limit,
@@ -884,9 +908,9 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 			   "emulate", o->emulate,
 			   "assist", !o->no_assist,
 			   "swap", o->swap,
-			   "cgroup", o->cgroup ? json_string(o->cgroup) :
+			   "cgroup", o->cgroup ? mp_json_str(o->cgroup) :
 			   json_null(),
-			   "hog", o->hog ? json_string(o->hog) : json_null());
+			   "hog", o->hog ? mp_json_str(o->hog) : json_null());
 	if (policy_on) {
 		struct mp_emul_policy p = {
 			.target = o->target, .high = o->high,
@@ -905,83 +929,83 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 				   "interval_ns", (json_int_t)p.interval_ns,
 				   "linger_ns", (json_int_t)p.linger_ns);
 	}
-	json_object_set_new(doc, "parameters", params);
-	json_object_set_new(doc, "backend", json_string(
+	bad |= json_object_set_new(doc, "parameters", params);
+	bad |= json_object_set_new(doc, "backend", json_string(
 		mp_backend_name(mp_shrinker_backend(r->sh))));
-	json_object_set_new(doc, "shrinker", json_string(
+	bad |= json_object_set_new(doc, "shrinker", json_string(
 		mp_shrinker_mode_name(mp_shrinker_mode(r->sh))));
-	json_object_set_new(doc, "emulation_policy", policy);
-	json_object_set_new(doc, "early_warning", json_boolean(
+	bad |= json_object_set_new(doc, "emulation_policy", policy);
+	bad |= json_object_set_new(doc, "early_warning", json_boolean(
 		!mp_shrinker_emulated(r->sh) && policy_on));
-	json_object_set_new(doc, "emulator", policy_on ?
+	bad |= json_object_set_new(doc, "emulator", policy_on ?
 		json_pack("{s:I, s:I, s:I, s:I, s:I}",
 			  "requests", (json_int_t)ss->requests,
 			  "chunks_requested", (json_int_t)ss->chunks_requested,
 			  "counter_end", (json_int_t)ss->counter,
 			  "added", (json_int_t)ss->added,
 			  "removed", (json_int_t)ss->removed) : json_null());
-	json_object_set_new(doc, "kernel_release", json_string(un.release));
-	json_object_set_new(doc, "cgroup", json_string(r->cg.path));
-	json_object_set_new(doc, "transient_cgroup", json_boolean(r->created));
-	json_object_set_new(doc, "memory_high_bytes",
+	bad |= json_object_set_new(doc, "kernel_release", json_string(un.release));
+	bad |= json_object_set_new(doc, "cgroup", mp_json_str(r->cg.path));
+	bad |= json_object_set_new(doc, "transient_cgroup", json_boolean(r->created));
+	bad |= json_object_set_new(doc, "memory_high_bytes",
 			    r->created && !o->no_throttle ?
 			    json_integer((json_int_t)r->high_bytes) :
 			    json_null());
-	json_object_set_new(doc, "duration_ns",
+	bad |= json_object_set_new(doc, "duration_ns",
 			    json_integer((json_int_t)(r->end_ns - r->start_ns)));
-	json_object_set_new(doc, "exit_reason", json_string(r->reason));
-	json_object_set_new(doc, "chunks_allocated",
+	bad |= json_object_set_new(doc, "exit_reason", json_string(r->reason));
+	bad |= json_object_set_new(doc, "chunks_allocated",
 			    json_integer((json_int_t)s->chunks.allocated));
-	json_object_set_new(doc, "bytes_allocated",
+	bad |= json_object_set_new(doc, "bytes_allocated",
 			    json_integer((json_int_t)(s->chunks.allocated *
 						      o->chunk)));
-	json_object_set_new(doc, "chunks_freed",
+	bad |= json_object_set_new(doc, "chunks_freed",
 			    json_integer((json_int_t)s->chunks.freed));
-	json_object_set_new(doc, "bytes_freed",
+	bad |= json_object_set_new(doc, "bytes_freed",
 			    json_integer((json_int_t)(s->chunks.freed *
 						      o->chunk)));
-	json_object_set_new(doc, "reclaim_requests",
+	bad |= json_object_set_new(doc, "reclaim_requests",
 			    json_integer((json_int_t)s->requests));
-	json_object_set_new(doc, "chunks_requested",
+	bad |= json_object_set_new(doc, "chunks_requested",
 			    json_integer((json_int_t)s->chunks_requested));
-	json_object_set_new(doc, "chunks_readded",
+	bad |= json_object_set_new(doc, "chunks_readded",
 			    json_integer((json_int_t)s->chunks_readded));
-	json_object_set_new(doc, "chunks_short",
+	bad |= json_object_set_new(doc, "chunks_short",
 			    json_integer((json_int_t)s->chunks_short));
-	json_object_set_new(doc, "reclaim_latency", hist_json(&s->latency));
-	json_object_set_new(doc, "reclaim_latency_per_chunk",
+	bad |= json_object_set_new(doc, "reclaim_latency", hist_json(&s->latency));
+	bad |= json_object_set_new(doc, "reclaim_latency_per_chunk",
 			    hist_json(&s->latency_chunk));
-	json_object_set_new(doc, "events", json_pack(
+	bad |= json_object_set_new(doc, "events", json_pack(
 		"{s:I, s:I, s:I, s:I, s:I}",
 		"low", (json_int_t)r->events[MP_LEVEL_LOW],
 		"medium", (json_int_t)r->events[MP_LEVEL_MEDIUM],
 		"critical", (json_int_t)r->events[MP_LEVEL_CRITICAL],
 		"thresholds", (json_int_t)ss->thresholds,
 		"samples", (json_int_t)ss->samples));
-	json_object_set_new(doc, "alloc_throughput_bytes_per_s", json_integer(
+	bad |= json_object_set_new(doc, "alloc_throughput_bytes_per_s", json_integer(
 		(json_int_t)(secs > 0 ? (double)s->chunks.allocated *
 			     (double)o->chunk / secs : 0)));
-	json_object_set_new(doc, "alloc_busy_throughput_bytes_per_s",
+	bad |= json_object_set_new(doc, "alloc_busy_throughput_bytes_per_s",
 		json_integer((json_int_t)(s->chunks.alloc_ns ?
 			(double)s->chunks.allocated * (double)o->chunk * 1e9 /
 			(double)s->chunks.alloc_ns * (double)o->threads : 0)));
-	json_object_set_new(doc, "peak_usage_bytes",
+	bad |= json_object_set_new(doc, "peak_usage_bytes",
 			    json_integer((json_int_t)r->peak));
-	json_object_set_new(doc, "limit_bytes",
+	bad |= json_object_set_new(doc, "limit_bytes",
 			    json_integer((json_int_t)r->limit));
-	json_object_set_new(doc, "swap_total_bytes",
+	bad |= json_object_set_new(doc, "swap_total_bytes",
 			    json_integer((json_int_t)r->swap_total));
-	json_object_set_new(doc, "swap_used_bytes",
+	bad |= json_object_set_new(doc, "swap_used_bytes",
 			    json_integer((json_int_t)r->swap_end));
-	json_object_set_new(doc, "swap_growth_bytes", json_integer(
+	bad |= json_object_set_new(doc, "swap_growth_bytes", json_integer(
 		(json_int_t)(r->swap_end > r->swap_start ?
 			     r->swap_end - r->swap_start : 0)));
-	json_object_set_new(doc, "oom_kills",
+	bad |= json_object_set_new(doc, "oom_kills",
 			    json_integer((json_int_t)r->oom_kills));
 	if (o->hog)
-		json_object_set_new(doc, "hog", json_pack(
-			"{s:s, s:o, s:I, s:o}",
-			"args", o->hog,
+		bad |= json_object_set_new(doc, "hog", json_pack(
+			"{s:o, s:o, s:I, s:o}",
+			"args", mp_json_str(o->hog),
 			"bogo_ops", r->hog.have_ops ?
 			json_integer((json_int_t)r->hog.bogo_ops) :
 			json_null(),
@@ -991,18 +1015,24 @@ static json_t *result_json(struct run *r, const struct mp_shrinker_stats *ss)
 			json_integer(WEXITSTATUS(r->hog.status)) :
 			json_null()));
 	else
-		json_object_set_new(doc, "hog", json_null());
+		bad |= json_object_set_new(doc, "hog", json_null());
 	for (i = 0; i < r->ntl; i++)
-		json_array_append_new(tl, json_pack(
+		bad |= json_array_append_new(tl, json_pack(
 			"{s:I, s:I, s:I, s:I, s:I}",
-			"t_ms", (json_int_t)(r->tl[i].t_ns / 1000000),
+			"t_ns", (json_int_t)r->tl[i].t_ns,
 			"usage_bytes", (json_int_t)r->tl[i].usage,
 			"chunks_held", (json_int_t)r->tl[i].held,
 			"events", (json_int_t)r->tl[i].events,
 			"requests", (json_int_t)r->tl[i].requests));
-	json_object_set_new(doc, "timeline", tl);
+	bad |= json_object_set_new(doc, "timeline", tl);
 	if (s->error[0])
-		json_object_set_new(doc, "error", json_string(s->error));
+		bad |= json_object_set_new(doc, "error", json_string(s->error));
+	/* a NULL from json_pack() would drop a key: no partial document */
+	if (bad) {
+		json_decref(doc);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return doc;
 }
 
@@ -1059,17 +1089,29 @@ static void print_summary(struct run *r,
 
 static int write_output(struct run *r, json_t *doc)
 {
+	struct mp_err err;
 	FILE *f;
 
 	if (r->o->json && mp_json_emit(stdout, doc, r->o->pretty))
 		return -1;
-	if (!r->out)
+	if (!r->have_out)
 		return 0;
-	f = r->out;
-	r->out = NULL;
-	if (mp_json_emit(f, doc, true) || fclose(f)) {
-		cmd_error("cannot write '%s': %s", r->o->output,
-			  strerror(errno));
+	r->have_out = false;
+	f = mp_output_stream(&r->out, &err);
+	if (!f) {
+		mp_output_abort(&r->out);
+		cmd_fail(&err);
+		return -2;
+	}
+	if (mp_json_emit(f, doc, true)) {
+		mp_errf(&err, MP_EXIT_FAILURE, errno ? errno : EIO,
+			"cannot write '%s'", r->o->output);
+		mp_output_abort(&r->out);
+		cmd_fail(&err);
+		return -2;
+	}
+	if (mp_output_commit(&r->out, &err)) {
+		cmd_fail(&err);
 		return -2;
 	}
 	return 0;
@@ -1086,7 +1128,7 @@ static void finish(struct run *r)
 	r->end_ns = now_ns();
 	take_sample(r, r->end_ns);
 	if (r->tty)
-		printf("\r\033[K");
+		fprintf(stderr, "\r\033[K");
 	if (r->created && r->cg.hier.version == MP_CG_V1 &&
 	    !mp_cg_read_u64(&r->cg, "memory.max_usage_in_bytes", &kills) &&
 	    kills > r->peak)
@@ -1136,7 +1178,8 @@ static int check_limits(struct stress_opts *o, struct mp_err *err)
 
 static int stress(struct stress_opts *o)
 {
-	struct run r = { .o = o, .sfd = -1, .tfd = -1 };
+	struct run r = { .o = o, .sfd = -1, .tfd = -1,
+			 .hog = { .yaml_fd = -1 } };
 	struct mp_shrinker_cfg scfg = {
 		.backend = o->backend,
 		.chunk_size = o->chunk,
@@ -1159,12 +1202,9 @@ static int stress(struct stress_opts *o)
 		       cmd_usage_error("%s", err.msg) : cmd_fail(&err);
 	/* an output that cannot be written fails before the run, not after */
 	if (o->output) {
-		r.out = fopen(o->output, "we");
-		if (!r.out) {
-			cmd_error("cannot open '%s': %s", o->output,
-				  strerror(errno));
-			return mp_status_for_errno(errno);
-		}
+		if (mp_output_open(&r.out, o->output, &err))
+			return cmd_fail(&err);
+		r.have_out = true;
 	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -1179,6 +1219,11 @@ static int stress(struct stress_opts *o)
 	 */
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
+	/*
+	 * A reader gone (a report killed, "| head") must not kill us before
+	 * the cgroups are removed: the write fails with EPIPE instead.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	r.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	r.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	r.shm = stress_shared_new();
@@ -1226,6 +1271,12 @@ static int stress(struct stress_opts *o)
 	r.limit = r.created ? o->limit : r.ms.limit;
 	if (!o->limit_set && o->cgroup)
 		o->limit = r.limit;
+	/* --cgroup: only now is its limit known */
+	if (o->chunk > r.limit) {
+		ret = cmd_usage_error("chunk size %" PRIu64 " is larger than the limit %" PRIu64 " of cgroup '%s'",
+				      o->chunk, r.limit, r.cg.path);
+		goto out;
+	}
 	r.footprint = (uint64_t)(o->overcommit * (double)o->limit /
 				 (double)o->chunk);
 	if (!r.footprint)
@@ -1248,7 +1299,8 @@ static int stress(struct stress_opts *o)
 		ret = cmd_fail(&err);
 		goto out;
 	}
-	r.tty = isatty(STDOUT_FILENO);
+	/* progress goes to stderr: stdout may be a document (docker -t) */
+	r.tty = isatty(STDERR_FILENO);
 	fflush(NULL);
 	r.start_ns = now_ns();
 	r.pid = fork();
@@ -1274,13 +1326,15 @@ static int stress(struct stress_opts *o)
 	doc = result_json(&r, &ss);
 	if (!o->json)
 		print_summary(&r, &ss);
-	w = doc ? write_output(&r, doc) : -1;
+	if (!doc)
+		cmd_error("cannot build the JSON document: %s",
+			  strerror(errno));
+	w = doc ? write_output(&r, doc) : -2;
 	json_decref(doc);
 	if (w == -2) {
 		ret = MP_EXIT_FAILURE;
 	} else if (w < 0) {
-		if (errno != EPIPE)
-			cmd_error("write error: %s", strerror(errno));
+		cmd_write_error(errno);
 		ret = MP_EXIT_FAILURE;
 	} else if (r.shm->error[0] || !strcmp(r.reason, "engine_killed") ||
 		   !strcmp(r.reason, "engine_failed") ||
@@ -1304,10 +1358,9 @@ out:
 	remove_cgroups(&r);
 	stress_shared_free(r.shm);
 	free(r.tl);
-	if (r.out) {
-		fclose(r.out);
-		unlink(o->output);	/* the run never got to write it */
-	}
+	/* the run never got to write it: an existing file stays as it was */
+	if (r.have_out)
+		mp_output_abort(&r.out);
 	if (r.sfd >= 0)
 		close(r.sfd);
 	if (r.tfd >= 0)

@@ -296,6 +296,31 @@ static void strip_trailing_slashes(char *p)
 		p[--l] = '\0';
 }
 
+/*
+ * Collapse repeated slashes ("//x" is "/x") and drop trailing ones; -1 when
+ * a component is "." or "..", which a cgroup path never needs and which
+ * would lead out of the hierarchy or name it twice.
+ */
+static int normalize_dir(char *p)
+{
+	char *r = p, *w = p;
+
+	while (*r) {
+		if (*r == '/' && r[1] == '/') {
+			r++;
+			continue;
+		}
+		*w++ = *r++;
+	}
+	*w = '\0';
+	strip_trailing_slashes(p);
+	for (r = p; (r = strchr(r, '/')); r++)
+		if (r[1] == '.' && (r[2] == '/' || !r[2] ||
+				    (r[2] == '.' && (r[3] == '/' || !r[3]))))
+			return -1;
+	return 0;
+}
+
 int mp_cgroup_resolve(const struct mp_hier *h, const char *user,
 		      struct mp_cgroup *cg, struct mp_err *err)
 {
@@ -339,10 +364,7 @@ int mp_cgroup_resolve(const struct mp_hier *h, const char *user,
 				       "cannot resolve cgroup '%s'", user);
 		}
 	}
-	strip_trailing_slashes(cg->dir);
-	if (strstr(cg->dir, "/../") || strstr(cg->dir, "/./") ||
-	    (strlen(cg->dir) >= 3 &&
-	     !strcmp(cg->dir + strlen(cg->dir) - 3, "/..")))
+	if (normalize_dir(cg->dir))
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "cgroup path must not contain '.' or '..' '%s'",
 			       shown);

@@ -84,7 +84,13 @@ struct mp_chunk_pool *mp_chunks_new(const struct mp_chunk_pool_cfg *cfg,
 	struct mp_chunk_pool *p;
 	int i;
 
-	if (cfg->chunk_size < sizeof(struct mp_chunk) * 2 || cfg->lists < 1) {
+	/*
+	 * Chunks are given back with MADV_DONTNEED, which takes whole pages:
+	 * a chunk that is not a page multiple fails with EINVAL, or a
+	 * batched range would reach into the held neighbour's first page.
+	 */
+	if (cfg->chunk_size < sizeof(struct mp_chunk) * 2 || cfg->lists < 1 ||
+	    cfg->chunk_size % (uint64_t)sysconf(_SC_PAGESIZE)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "mp_parse.h"
 
@@ -66,6 +67,20 @@ int mp_parse_size(const char *s, uint64_t *bytes)
 	if (parse_with_units(s, units, 9.0e18, &v))
 		return -1;
 	*bytes = (uint64_t)llround(v);
+	return 0;
+}
+
+int mp_parse_chunk(const char *s, uint64_t *bytes)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), v;
+
+	if (mp_parse_size(s, &v))
+		return -1;
+	if (!v || v % page) {
+		errno = EDOM;
+		return -1;
+	}
+	*bytes = v;
 	return 0;
 }
 

@@ -13,6 +13,12 @@
 int mp_parse_size(const char *s, uint64_t *bytes);
 
 /* "250ms", "2s", "1.5s", "1m", "1h", "100us", "10ns"; bare number: s. */
+/*
+ * A chunk of memory that the stress engine allocates and gives back with
+ * MADV_DONTNEED: a size that is a non-zero multiple of the page size
+ * (errno EDOM when it is not, EINVAL/ERANGE as mp_parse_size()).
+ */
+int mp_parse_chunk(const char *s, uint64_t *bytes);
 int mp_parse_duration(const char *s, uint64_t *ns);
 
 /* A decimal integer in [min, max]; no sign for unsigned ranges. */

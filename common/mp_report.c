@@ -37,7 +37,7 @@ const struct mp_metric mp_metrics[] = {
 	  "count", "pressure events, low + medium + critical (computed)" },
 	{ "first_event_ns", { "first_event_ns" }, MP_BETTER_LOWER, 5, 100,
 	  10000000, "ns", "time from the start to the first event (listen)" },
-	{ "alloc_throughput", { "alloc_throughput_bytes_per_s" },
+	{ "alloc_bytes_per_s", { "alloc_throughput_bytes_per_s" },
 	  MP_BETTER_HIGHER, 2, 50, 1048576, "bytes/s",
 	  "allocation throughput of the stress engine" },
 	{ "swap_growth_bytes", { "swap_growth_bytes" }, MP_BETTER_LOWER, 5, 50,

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "mp_memstat.h"
+#include "mp_parse.h"
 #include "mp_shrinker.h"
 
 /* requests younger than this are taken as still being freed */
@@ -53,6 +55,14 @@ struct mp_shrinker {
 	int stop_efd;
 	int thresh_efd;		/* one eventfd for every threshold */
 	int emul_epfd;
+	/*
+	 * The pressure source failed (the cgroup was removed): the thread
+	 * sets gone and makes gone_efd readable; mp_shrinker_read() then
+	 * fails with gone_msg, so that the owner's waits end.
+	 */
+	int gone_efd;
+	int gone;
+	char gone_msg[256];
 	uint64_t high_bytes;	/* usage above which sampling is fast */
 	struct mp_source *src;
 	struct mp_memstat ms;
@@ -119,6 +129,7 @@ static struct mp_shrinker *sh_new(void)
 		return NULL;
 	sh->efd = sh->fd = sh->epfd = sh->afd = -1;
 	sh->pipe_r = sh->stop_efd = sh->thresh_efd = sh->emul_epfd = -1;
+	sh->gone_efd = -1;
 	sh->ms.usage_fd = -1;
 	return sh;
 }
@@ -400,6 +411,17 @@ static int sample_ms(struct mp_shrinker *sh, int state)
 	return -1;
 }
 
+/* Tell the owner's waits that no request will come any more. */
+static void emul_gone(struct mp_shrinker *sh, const char *msg)
+{
+	uint64_t one = 1;
+
+	snprintf(sh->gone_msg, sizeof(sh->gone_msg), "%s", msg);
+	__atomic_store_n(&sh->gone, 1, __ATOMIC_RELEASE);
+	if (write(sh->gone_efd, &one, sizeof(one)) != sizeof(one))
+		return;	/* a full eventfd is readable already */
+}
+
 static void *emul_thread(void *arg)
 {
 	struct mp_shrinker *sh = arg;
@@ -457,6 +479,7 @@ static void *emul_thread(void *arg)
 					/* the cgroup went away: stop listening */
 					epoll_ctl(sh->emul_epfd, EPOLL_CTL_DEL,
 						  mp_source_fd(sh->src), NULL);
+					emul_gone(sh, err.msg);
 					break;
 				}
 				if (!ev.count)
@@ -535,11 +558,22 @@ static int open_emulated(struct mp_shrinker *sh,
 
 	sh->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	sh->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sh->gone_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	sh->emul_epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (sh->efd < 0 || sh->stop_efd < 0 || sh->emul_epfd < 0 ||
-	    pipe2(pfd, O_CLOEXEC))
+	sh->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sh->efd < 0 || sh->stop_efd < 0 || sh->gone_efd < 0 ||
+	    sh->emul_epfd < 0 || sh->epfd < 0 || pipe2(pfd, O_CLOEXEC))
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot set up the shrinker emulation");
+	/* the owner waits on requests and on the source failing */
+	{
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		if (epoll_ctl(sh->epfd, EPOLL_CTL_ADD, sh->efd, &ev) ||
+		    epoll_ctl(sh->epfd, EPOLL_CTL_ADD, sh->gone_efd, &ev))
+			return mp_errf(err, MP_EXIT_FAILURE, errno,
+				       "epoll_ctl");
+	}
 	sh->pipe_r = pfd[0];
 	sh->fd = pfd[1];
 	fcntl(sh->pipe_r, F_SETFL, O_NONBLOCK);
@@ -713,6 +747,8 @@ int mp_shrinker_read(struct mp_shrinker *sh, uint64_t *chunks,
 	uint64_t k = 0, a = 0;
 	int ret;
 
+	if (__atomic_load_n(&sh->gone, __ATOMIC_ACQUIRE))
+		return mp_errf(err, MP_EXIT_FAILURE, 0, "%s", sh->gone_msg);
 	ret = kernel_read(sh, &k, err);
 	if (ret < 0)
 		return -1;
@@ -733,19 +769,31 @@ int mp_shrinker_read(struct mp_shrinker *sh, uint64_t *chunks,
 }
 
 int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
-		     int timeout_ms, struct mp_err *err)
+		     int64_t timeout_ms, struct mp_err *err)
 {
-	struct pollfd pfd = { .fd = mp_shrinker_fd(sh), .events = POLLIN };
+	/*
+	 * An emulated client also watches the pipe to the emulator: when
+	 * its read end is gone (the "mpctl register" that owned it exited)
+	 * no request can come any more.
+	 */
+	struct pollfd pfd[2] = {
+		{ .fd = mp_shrinker_fd(sh), .events = POLLIN },
+		{ .fd = sh->client && sh->mode == MP_SHRINKER_EMULATED ?
+			sh->fd : -1, .events = 0 },
+	};
 	uint64_t deadline = 0, now;
-	int ret, t = timeout_ms;
+	int ret, t = timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
 
 	if (timeout_ms >= 0)
 		deadline = now_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	for (;;) {
-		ret = poll(&pfd, 1, t);
+		ret = poll(pfd, 2, t);
 		if (ret < 0)
 			return mp_errf(err, MP_EXIT_FAILURE, errno, "poll");
-		if (ret > 0) {
+		if (pfd[1].revents & (POLLERR | POLLHUP))
+			return mp_errf(err, MP_EXIT_FAILURE, 0,
+				       "the shrinker is gone: the 'mpctl register' that owned it has exited");
+		if (ret > 0 && pfd[0].revents) {
 			ret = mp_shrinker_read(sh, chunks, err);
 			if (ret)
 				return ret;
@@ -754,7 +802,9 @@ int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
 			now = now_ns();
 			if (now >= deadline)
 				return 0;
-			t = (int)((deadline - now + 999999) / 1000000);
+			/* poll() takes an int: about 24.8 days at most */
+			t = (deadline - now) / 1000000 >= INT_MAX ? INT_MAX :
+			    (int)((deadline - now + 999999) / 1000000);
 		}
 	}
 }
@@ -837,6 +887,7 @@ void mp_shrinker_close(struct mp_shrinker *sh)
 	close_fd(&sh->stop_efd);
 	close_fd(&sh->thresh_efd);
 	close_fd(&sh->emul_epfd);
+	close_fd(&sh->gone_efd);
 	close_fd(&sh->epfd);
 	if (sh->close_fds || sh->assist)
 		close_fd(&sh->afd);
@@ -964,9 +1015,7 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 	const char *e_abi = getenv("MPCTL_SHRINKER_ABI");
 	const char *e_afd = getenv("MPCTL_SHRINKER_AFD");
 	enum mp_backend b = MP_BACKEND_MEMCG;
-	char *end;
-	long efd, fd;
-	unsigned long long chunk;
+	long long efd = -1, fd, chunk, afd;
 	int abi;
 
 	if (!e_fd || !e_chunk || !e_abi)
@@ -979,17 +1028,14 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 	else
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "invalid MPCTL_SHRINKER_ABI '%s'", e_abi);
-	errno = 0;
-	efd = e_efd ? strtol(e_efd, &end, 10) : -1;
-	if (e_efd && (*end || errno))
+	/* strict: no empty value (fd 0), no sign games, nothing truncated */
+	if (e_efd && mp_parse_long(e_efd, -1, INT_MAX, &efd))
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "invalid MPCTL_SHRINKER_EFD '%s'", e_efd);
-	fd = strtol(e_fd, &end, 10);
-	if (*end || errno || fd < 0)
+	if (mp_parse_long(e_fd, 0, INT_MAX, &fd))
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "invalid MPCTL_SHRINKER_FD '%s'", e_fd);
-	chunk = strtoull(e_chunk, &end, 10);
-	if (*end || errno || !chunk)
+	if (mp_parse_long(e_chunk, 1, INT64_MAX, &chunk))
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "invalid MPCTL_SHRINKER_CHUNK '%s'", e_chunk);
 	if (e_backend && mp_backend_parse(e_backend, &b))
@@ -998,14 +1044,13 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 			       e_backend);
 	if (abi == 2)
 		b = MP_BACKEND_MEMPRESSURE;
-	if (mp_shrinker_client((int)efd, (int)fd, chunk, abi, b, false, out,
-			       err))
+	if (mp_shrinker_client((int)efd, (int)fd, (uint64_t)chunk, abi, b,
+			       false, out, err))
 		return -1;
 	/* the early warning beside a kernel shrinker, if handed down */
 	if (e_afd) {
-		long afd = strtol(e_afd, &end, 10);
-
-		if (*end || afd < 0 || fcntl((int)afd, F_GETFD) < 0 ||
+		if (mp_parse_long(e_afd, 0, INT_MAX, &afd) ||
+		    fcntl((int)afd, F_GETFD) < 0 ||
 		    attach_assist(*out, (int)afd, err)) {
 			mp_shrinker_close(*out);
 			return mp_errf(err, MP_EXIT_USAGE, 0,

@@ -171,7 +171,7 @@ int mp_shrinker_read(struct mp_shrinker *sh, uint64_t *chunks,
  * 1 with *chunks, 0 on timeout, -1 on error (EINTR is an error here).
  */
 int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
-		     int timeout_ms, struct mp_err *err);
+		     int64_t timeout_ms, struct mp_err *err);
 
 /*
  * Account reclaimable chunks: +N adds, -N removes (the counter never goes

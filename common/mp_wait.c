@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -41,8 +42,13 @@ enum mp_wait_result mp_wait(struct mp_waiter *w, int fd, short events)
 
 			if (now >= w->deadline)
 				return MP_WAIT_TIMEOUT;
-			/* round up so that we never wake up early */
-			timeout = (w->deadline - now + 999999) / 1000000;
+			/*
+			 * round up so that we never wake up early; poll()
+			 * takes an int (about 24.8 days): wait again after
+			 */
+			timeout = (w->deadline - now) / 1000000 >= INT_MAX ?
+				  INT_MAX :
+				  (int)((w->deadline - now + 999999) / 1000000);
 		}
 		if (poll(pfd, 2, timeout) < 0) {
 			if (errno == EINTR)

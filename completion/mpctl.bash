@@ -11,23 +11,46 @@ _mpctl_opts_add="--help --json --timeout --usage --version --wait"
 _mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-throttle --swap"
 _mpctl_opts_report="--allow-empty --alpha --compare --duration --help --html --input --json --limit --list --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version"
 
+_mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker"
+
+# cgroups as their path in the hierarchy (/a/b), from the v1 memory
+# hierarchy or else cgroup2, three levels deep
+_mpctl_cgroups() {
+	local root
+	root=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)memory(,|$)/ { print $5; exit }' \
+		/proc/self/mountinfo 2>/dev/null)
+	[ -n "$root" ] || root=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' \
+		/proc/self/mountinfo 2>/dev/null)
+	[ -n "$root" ] || return
+	echo /
+	find "$root" -mindepth 1 -maxdepth 3 -type d -printf '/%P\n' 2>/dev/null
+}
+
 _mpctl_values() {
 	case $1 in
 	--level|-l) echo "low medium critical oom" ;;
 	--backend|-b) echo "auto mempressure memcg psi" ;;
 	--mode|-m) echo "default hierarchy local" ;;
+	--scenario|-s) echo "$_mpctl_scenarios" ;;
+	--high) echo "off" ;;
 	esac
 }
 
 _mpctl() {
-	local cur prev cmd opts vals
+	local cur prev cmd opts vals i
 	cur=${COMP_WORDS[COMP_CWORD]}
 	prev=${COMP_WORDS[COMP_CWORD - 1]}
+	# "--level=<TAB>": bash splits at '=' (COMP_WORDBREAKS)
+	if [ "$cur" = "=" ]; then
+		cur=""
+	elif [ "$prev" = "=" ] && [ "$COMP_CWORD" -ge 2 ]; then
+		prev=${COMP_WORDS[COMP_CWORD - 2]}
+	fi
 	case ${COMP_WORDS[0]##*/} in
 	mpctl-*) cmd=${COMP_WORDS[0]##*/mpctl-}; cmd=${cmd#mpctl-} ;;
 	*)
 		if [ "$COMP_CWORD" -eq 1 ]; then
-			mapfile -t COMPREPLY < <(compgen -W "$_mpctl_commands --help --version" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "$_mpctl_commands --help --usage --version" -- "$cur")
 			return
 		fi
 		cmd=${COMP_WORDS[1]} ;;
@@ -42,13 +65,31 @@ _mpctl() {
 		return
 	fi
 	case $prev in
-	--cgroup|-c|--sysroot|--output|-o|--svg|--html)
+	--cgroup|-c)
+		mapfile -t COMPREPLY < <(compgen -W "$(_mpctl_cgroups)" -- "$cur")
+		return ;;
+	--sysroot)
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+		return ;;
+	--output|-o|--svg|--html|--input|-i)
+		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+		return ;;
+	--chunk|-C|--limit|-L|--duration|-d|--timeout|-t|--count|-n|--threads|-T|--repeat|-r|--threshold|--hog|-H|--exec|-e|--psi|--chunks|--target|--emulator-rt|--reclaim-rt|--reclaim-nice|--overcommit|--stress-arg)
 		return ;;
 	esac
 	opts=_mpctl_opts_$cmd
 	if [[ $cur == -* ]]; then
 		mapfile -t COMPREPLY < <(compgen -W "${!opts}" -- "$cur")
+		return
+	fi
+	# report --compare BASE.json NEW.json
+	if [ "$cmd" = report ]; then
+		for ((i = 1; i < COMP_CWORD; i++)); do
+			if [ "${COMP_WORDS[i]}" = --compare ]; then
+				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+				return
+			fi
+		done
 	fi
 }
 

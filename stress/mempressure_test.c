@@ -222,6 +222,9 @@ int main(int argc, char **argv)
 			if (mp_parse_size(optarg, &cfg.chunk_size) ||
 			    cfg.chunk_size < 4096)
 				die64("invalid chunk size (at least 4K)");
+			if (mp_parse_chunk(optarg, &cfg.chunk_size))
+				die64("invalid chunk size (a multiple of the "
+				      "page size)");
 			break;
 		case 'm':
 			if (mp_parse_long(optarg, 1, 1LL << 32, &maxc))

@@ -44,8 +44,8 @@ bench_stress() {
 		jq -c --arg layout "$layout" --arg mode "$mode" --argjson run "$i" \
 			--arg lru_gen "$lg" --arg preempt "$preempt" --arg kernel "$(uname -r)" '
 			(.memory_high_bytes // .limit_bytes) as $reclaim_at |
-			([.timeline[] | select(.usage_bytes >= $reclaim_at - 4 * 1048576) | .t_ms] | first) as $t_reclaim |
-			([.timeline[] | select(.requests > 0) | .t_ms] | first) as $t_request |
+			([.timeline[] | select(.usage_bytes >= $reclaim_at - 4 * 1048576) | .t_ns / 1000000 | floor] | first) as $t_reclaim |
+			([.timeline[] | select(.requests > 0) | .t_ns / 1000000 | floor] | first) as $t_request |
 			{kernel: $kernel, layout: $layout, mode: $mode, run: $run,
 			 lru_gen: $lru_gen, preempt: $preempt,
 			 exit_reason, oom_kills, reclaim_requests, chunks_freed,
