@@ -26,11 +26,11 @@ setup_file() {
 }
 
 # san CMD...: run under bats' run, then fail on a sanitizer report or a
-# status outside 0, 1, 64, 69, 77 (126/127 for register's COMMAND)
+# status outside 0, 1, 64, 65 (--compare: nothing to compare), 69, 77
 san() {
 	run "$@"
 	if [[ $output == *"Sanitizer"* || $output == *"runtime error"* ]] ||
-	   ! [[ " 0 1 64 69 77 " == *" $status "* ]]; then
+	   ! [[ " 0 1 64 65 69 77 " == *" $status "* ]]; then
 		echo "$* (status=$status)" >&2
 		echo "$output" >&2
 		return 1

@@ -66,7 +66,7 @@ split_report() {
 	run grep -E '^\[' "$KEYS"
 	assert_output "$(printf '%s\n' '[mpctl-listen 1]' '[mpctl-register 1]' \
 		'[mpctl-add 1]' '[mpctl-stress 2]' '[mpctl-report 1]' \
-		'[mpctl-report-listen 1]' '[mpctl-report-compare 1]')"
+		'[mpctl-report-listen 1]' '[mpctl-report-compare 2]')"
 	# no key twice in a section
 	run awk '/^\[/ { s = $0 } /^[a-z]/ { k = s " " $0; sub(/\?$/, "", k); if (c[k]++) print k }' "$KEYS"
 	assert_output ""
