@@ -243,7 +243,7 @@ synth() {
 	mpctl report --compare "$FIX/report-base.json" none.json
 	assert_output --partial "'none.json' has no scenarios"
 	mpctl report --compare "$FIX/report-base.json" failed.json
-	assert_output --partial "has no scenario that ran"
+	assert_output --regexp "scenario '[a-z-]+' failed"
 	mpctl report --compare "$FIX/report-base.json" nometrics.json
 	assert_output --partial "has no metrics"
 	# told so, it compares (nothing in common: no regression)
@@ -253,6 +253,28 @@ synth() {
 	mpctl report --compare --allow-empty --json nometrics.json "$FIX/report-base.json"
 	assert_success
 	echo "$output" | jq -e '.rows == []'
+}
+
+@test "report --compare: an incomplete report, a failed or a missing scenario is refused with 65" {
+	cd "$BATS_TEST_TMPDIR"
+	jq '.complete = false' "$FIX/report-base.json" > incomplete.json
+	jq '.scenarios[0].status = "failed"' "$FIX/report-base.json" > onefailed.json
+	jq '.scenarios[1].status = "interrupted"' "$FIX/report-base.json" > cut.json
+	jq 'del(.scenarios[1])' "$FIX/report-base.json" > missing.json
+	for f in incomplete onefailed cut missing; do
+		mpctl report --compare "$FIX/report-base.json" "$f.json"
+		[ "$status" -eq 65 ] || fail "$f: status $status"
+	done
+	mpctl report --compare "$FIX/report-base.json" incomplete.json
+	assert_output --partial "is incomplete"
+	mpctl report --compare "$FIX/report-base.json" missing.json
+	assert_output --partial "lacks scenarios"
+	# the same document compares when told so
+	mpctl report --compare --allow-empty "$FIX/report-base.json" missing.json
+	assert_success
+	# a skipped scenario of NEW is not a failure (unprivileged, no PSI...)
+	mpctl report --compare "$FIX/report-base.json" "$FIX/report-same.json"
+	[ "$status" -ne 65 ]
 }
 
 @test "report --input: tables from a recorded report" {

@@ -131,8 +131,8 @@ static const struct argp_option options[] = {
 	{ "alpha", OPT_ALPHA, "P", 0,
 	  "one-sided significance level of a verdict (default 0.05)", 0 },
 	{ "allow-empty", OPT_ALLOW_EMPTY, NULL, 0,
-	  "compare even when a report has no scenario that ran or no "
-	  "metrics", 0 },
+	  "compare even when a report is incomplete, has a failed or "
+	  "missing scenario, no scenario that ran, or no metrics", 0 },
 	{ "svg", OPT_SVG, "FILE", 0, "draw the timelines as SVG to FILE", 0 },
 	{ "html", OPT_HTML, "FILE", 0,
 	  "write an HTML page with the tables and the SVG to FILE", 0 },
@@ -258,7 +258,8 @@ static const struct argp report_argp = {
 	"reports.\v"
 	"Exit status: 0 success (--compare: no regression); 1 failure, a "
 	"scenario failed, or --compare found a regression; 64 usage error; "
-	"65 --compare: a report has no scenario that ran or no metrics; "
+	"65 --compare: a report is incomplete, has a failed or missing "
+	"scenario, no scenario that ran or no metrics; "
 	"69 no such kernel interface; 77 permission denied; 129, 130, 143 "
 	"stopped by SIGHUP, SIGINT, SIGTERM (the document is still written, "
 	"marked incomplete). "
@@ -1378,6 +1379,14 @@ static int do_compare(const struct report_opts *o)
 		print_compare(cmp);
 	ret = json_integer_value(json_object_get(cmp, "regressions")) ?
 	      MP_EXIT_FAILURE : MP_EXIT_OK;
+	/* a scenario of BASE that NEW lacks is not "no regression" */
+	if (!o->allow_empty &&
+	    json_array_size(json_object_get(cmp, "missing_scenarios"))) {
+		mp_errf(&err, MP_EXIT_DATAERR, 0,
+			"'%s' lacks scenarios of '%s' (missing_scenarios)",
+			o->args[1], o->args[0]);
+		ret = cmd_fail(&err);
+	}
 	json_decref(cmp);
 	return ret;
 }

@@ -623,10 +623,21 @@ int mp_report_usable(const json_t *doc, const char *what, struct mp_err *err)
 		return mp_errf(err, MP_EXIT_DATAERR, 0,
 			       "'%s' has no scenarios: nothing to compare",
 			       what);
+	if (json_is_false(json_object_get(doc, "complete")))
+		return mp_errf(err, MP_EXIT_DATAERR, 0,
+			       "'%s' is incomplete (the run was interrupted)",
+			       what);
 	json_array_foreach(scs, i, sc) {
 		const char *st = json_string_value(json_object_get(sc,
 								  "status"));
+		const char *name = json_string_value(json_object_get(sc,
+								    "name"));
 
+		if (st && (!strcmp(st, "failed") ||
+			   !strcmp(st, "interrupted")))
+			return mp_errf(err, MP_EXIT_DATAERR, 0,
+				       "'%s': scenario '%s' %s",
+				       what, name ? name : "?", st);
 		if (st && strcmp(st, "ok"))
 			continue;
 		ok++;
