@@ -32,8 +32,7 @@ bench_stress() {
 	shift 2
 	runs=$(bench_arg runs 10)
 	lg=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo none)
-	preempt=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' /sys/kernel/debug/sched/preempt 2>/dev/null)
-	[ -n "$preempt" ] || preempt=$(bench_arg preempt default)
+	preempt=$(bench_arg preempt default)
 	for i in $(seq "$runs"); do
 		doc=$BATS_TEST_TMPDIR/run-$i.json
 		mpctl stress --no-assist -b mempressure --chunk 1M --threads 4 \
