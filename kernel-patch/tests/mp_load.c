@@ -15,9 +15,9 @@
  * accounts them, then forks a hog that touches HOG_MB MiB of anonymous
  * memory three times. Frees the chunks the kernel asks for and counts
  * them and the level events for up to SECONDS (default 30). Prints one
- * line of counts. Exits 0 when the hog was not killed, a low event
- * arrived, chunks were asked for and freed, and the chunks asked for plus
- * the chunks left equal HOLD_MB; 1 otherwise.
+ * line of counts. Exits 0 when the hog was not killed, chunks were asked
+ * for and freed, and the chunks asked for plus the chunks left equal
+ * HOLD_MB; 1 otherwise.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -257,6 +257,11 @@ int main(int argc, char **argv)
 	       WIFSIGNALED(status) ? "killed" : "exited", count[0], count[1],
 	       count[2], requests, count[3], freed, left, mb);
 
-	return !WIFSIGNALED(status) && count[0] && requests && freed &&
+	/*
+	 * No level event is required: a program that frees in time keeps
+	 * reclaim from scanning, and the windows from filling (the level
+	 * suites test the levels).
+	 */
+	return !WIFSIGNALED(status) && requests && freed &&
 	       count[3] + left == (uint64_t)mb ? 0 : 1;
 }
