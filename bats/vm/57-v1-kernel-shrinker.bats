@@ -39,6 +39,8 @@ teardown() {
 @test "v1 kernel alone: the limit on a parent memcg, a program in a child is asked and survives" {
 	mkdir -p "$MEM/kp/app" "$MP/kp"
 	echo 48M >"$MEM/kp/memory.limit_in_bytes"
+	# v1 has no memory.high: the soft limit takes its part (mempressure(7))
+	echo 36M >"$MEM/kp/memory.soft_limit_in_bytes"
 	echo 0 >"$MEM/kp/memory.swappiness"
 	echo 0 >"$MEM/kp/app/memory.swappiness"
 	mp_run "$MP_IN_CG" "$MEM/kp/app" "$MP/kp" -- mpvm v1-shrinker "$MP/kp" \
