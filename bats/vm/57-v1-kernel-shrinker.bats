@@ -38,7 +38,7 @@ teardown() {
 	echo "$output" | jq -e '(.exit_reason == "duration" or .exit_reason == "engine_killed") and
 		.emulator == null and .early_warning == false and
 		.memory_high_bytes > 0 and .memory_high_bytes < .limit_bytes and
-		.reclaim_requests > 0 and .chunks_freed >= .reclaim_requests' >&2 ||
+		.reclaim_requests > 0 and .chunks_freed > 0' >&2 ||
 		fail "stress document: $output"
 }
 
