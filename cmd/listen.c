@@ -22,6 +22,7 @@
 
 #include "cmd.h"
 #include "mp_cgroup.h"
+#include "mp_target.h"
 #include "mp_json.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
@@ -35,6 +36,7 @@ extern char **environ;
 
 struct listen_opts {
 	struct mp_source_cfg cfg;
+	const char *cgroup;		/* NULL: the caller's own */
 	long long count;		/* 0: unlimited */
 	uint64_t timeout_ns;		/* 0: none */
 	bool json;
@@ -85,7 +87,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "unknown level '%s'", arg);
 		break;
 	case 'c':
-		o->cfg.cgroup = arg;
+		o->cgroup = arg;
 		break;
 	case 'b':
 		if (mp_backend_parse(arg, &o->cfg.backend))
@@ -384,12 +386,15 @@ int cmd_listen(int argc, char **argv)
 	struct listen_opts o = {
 		.cfg = { .backend = MP_BACKEND_AUTO, .level = MP_LEVEL_LOW },
 	};
+	struct mp_target target;
 	struct mp_waiter w;
 	struct mp_source *src;
 	struct mp_err err;
 	int ret;
 
 	cmd_argp_parse(&listen_argp, argc, argv, &o);
+	mp_target_resolve(o.cgroup, &target);
+	o.cfg.target = &target;
 
 	/* signals arrive through a signalfd, so poll() is the only wait */
 	if (mp_waiter_init(&w, 0, &err))

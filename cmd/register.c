@@ -30,6 +30,7 @@
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
+#include "mp_target.h"
 #include "mp_wait.h"
 
 #define REGISTER_SCHEMA		"mpctl-register"
@@ -37,6 +38,8 @@
 
 struct register_opts {
 	struct mp_shrinker_cfg cfg;
+	const char *cgroup;	/* NULL: the caller's own */
+	struct mp_target target;
 	bool chunk_set;
 	long long chunks;	/* monitor: reclaimable chunks to start with */
 	bool keep;		/* monitor: re-add what was requested */
@@ -96,7 +99,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->chunk_set = true;
 		break;
 	case 'c':
-		o->cfg.cgroup = arg;
+		o->cgroup = arg;
 		break;
 	case 'b':
 		if (mp_backend_parse(arg, &o->cfg.backend))
@@ -301,23 +304,19 @@ static void join_set_add(struct join_set *js, const struct mp_cgroup *cg)
 		js->cg[js->n++] = *cg;
 }
 
-static void join_set_fill(struct join_set *js, const struct mp_shrinker *sh)
+/* The shrinker's cgroup, and the target's memory cgroup where apart. */
+static void join_set_fill(struct join_set *js, const struct mp_shrinker *sh,
+			  const struct mp_target *t)
 {
 	const struct mp_cgroup *cg = mp_shrinker_cgroup(sh);
-	struct mp_cgroup other;
-	struct mp_err err;
-	struct mp_hier h;
+	const struct mp_cgroup *mem = mp_target_cg(t, MP_ROLE_MEMORY);
 
 	js->n = 0;
 	if (!cg)
 		return;
 	join_set_add(js, cg);
-	if (!mp_find_v1("memory", &h) &&
-	    !mp_cgroup_resolve(&h, cg->path, &other, &err))
-		join_set_add(js, &other);
-	if (!mp_find_v2(&h) && mp_v2_has_controller(&h, "memory") &&
-	    !mp_cgroup_resolve(&h, cg->path, &other, &err))
-		join_set_add(js, &other);
+	if (mem)
+		join_set_add(js, mem);
 }
 
 /* In the child: join the cgroups, restore signals, exec. Never returns. */
@@ -365,7 +364,7 @@ static int run_command(const struct register_opts *o, struct mp_shrinker *sh,
 	pid_t pid;
 
 	if (o->join)
-		join_set_fill(&js, sh);
+		join_set_fill(&js, sh, &o->target);
 	if (mp_shrinker_setenv(sh, &err))
 		return cmd_fail(&err);
 	if (pipe2(p, O_CLOEXEC)) {
@@ -435,6 +434,8 @@ int cmd_register(int argc, char **argv)
 	cmd_argp_parse(&register_argp, argc, argv, &o);
 	if (!posix)
 		unsetenv("POSIXLY_CORRECT");
+	mp_target_resolve(o.cgroup, &o.target);
+	o.cfg.target = &o.target;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);

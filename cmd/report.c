@@ -35,6 +35,7 @@
 #include "mp_pressure.h"
 #include "mp_report.h"
 #include "mp_svg.h"
+#include "mp_target.h"
 
 #define MAX_SCENARIOS	16
 
@@ -529,59 +530,28 @@ static uint64_t pct_of(const uint64_t *v, size_t n, double p)
 /*
  * A cgroup for the listen scenario, with the run's limit: v1 memcg when
  * mounted (listen's memcg backend), else cgroup2 with the memory
- * controller (psi backend). On a kernel with the mempressure controller
- * on its own v1 hierarchy, the cgroup of the same name there too
- * (*have_mpcg), where "mpctl stress --cgroup" registers its shrinker.
+ * controller (psi backend); on a kernel with the mempressure controller
+ * on its own v1 hierarchy, the cgroup of the same name there too, where
+ * "mpctl stress --cgroup" registers its shrinker.
  */
-static int listen_cgroup(const struct report_opts *o, struct mp_cgroup *cg,
-			 struct mp_cgroup *mpcg, bool *have_mpcg,
+static int listen_cgroup(const struct report_opts *o, struct mp_target *t,
 			 enum mp_backend *backend, struct mp_err *err)
 {
-	struct mp_cgroup root;
-	struct mp_hier h;
-	char name[64], limit[32];
-	const char *file;
+	struct mp_target_spec spec = { .limit = o->limit, .mempressure = true };
+	const struct mp_cgroup *mem;
+	struct mp_target root;
+	char name[64];
 
 	snprintf(name, sizeof(name), "mpctl-report-%d-listen", getpid());
-	snprintf(limit, sizeof(limit), "%" PRIu64, o->limit);
-	if (!mp_find_v1("memory", &h)) {
-		*backend = MP_BACKEND_MEMCG;
-		file = "memory.limit_in_bytes";
-	} else if (!mp_find_v2(&h) && mp_v2_has_controller(&h, "memory")) {
-		*backend = MP_BACKEND_PSI;
-		file = "memory.max";
-	} else {
+	mp_target_resolve("/", &root);
+	if (!mp_target_cg(&root, MP_ROLE_MEMORY))
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 			       "no memory cgroup to run the listener on");
-	}
-	if (mp_cgroup_resolve(&h, "/", &root, err))
+	if (mp_target_create(&root, name, &spec, t, err))
 		return -1;
-	if (mp_cg_create(&root, name, cg))
-		return mp_errf(err, -1, errno, "cannot create cgroup '%s/%s'",
-			       root.dir, name);
-	if (mp_cg_write(cg, file, limit)) {
-		mp_errf(err, -1, errno, "cannot write '%s/%s'", cg->dir, file);
-		mp_cg_remove(cg, 1000);
-		return -1;
-	}
-	/* no swap for the run, so that the limit bites (v1, when present) */
-	if (*backend == MP_BACKEND_MEMCG &&
-	    mp_cg_has_file(cg, "memory.memsw.limit_in_bytes"))
-		mp_cg_write(cg, "memory.memsw.limit_in_bytes", limit);
-	*have_mpcg = false;
-	if (!mp_find_v1("mempressure", &h) && strcmp(h.mnt, cg->hier.mnt)) {
-		if (mp_cgroup_resolve(&h, "/", &root, err)) {
-			mp_cg_remove(cg, 1000);
-			return -1;
-		}
-		if (mp_cg_create(&root, name, mpcg)) {
-			mp_errf(err, -1, errno, "cannot create cgroup '%s/%s'",
-				root.dir, name);
-			mp_cg_remove(cg, 1000);
-			return -1;
-		}
-		*have_mpcg = true;
-	}
+	mem = mp_target_cg(t, MP_ROLE_MEMORY);
+	*backend = mem->hier.version == MP_CG_V1 ? MP_BACKEND_MEMCG :
+		   MP_BACKEND_PSI;
 	return 0;
 }
 
@@ -649,9 +619,9 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 	struct listen_acc acc = { 0 };
 	struct buf sb = { 0 };
 	struct stress_args sa;
-	struct mp_cgroup cg, mpcg;
-	bool have_mpcg = false;
 	enum mp_backend be = MP_BACKEND_MEMCG;
+	const struct mp_cgroup *cg;
+	struct mp_target lt;
 	uint64_t start, deadline, t;
 	int lfd, sfd, lstatus, sstatus, ret = 0;
 	char *largv[] = { "mpctl", "listen", "--json", "--backend", NULL,
@@ -660,10 +630,11 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 	json_t *stress = NULL, *doc;
 	pid_t lpid, spid;
 
-	if (listen_cgroup(o, &cg, &mpcg, &have_mpcg, &be, err))
+	if (listen_cgroup(o, &lt, &be, err))
 		return -1;
+	cg = mp_target_cg(&lt, MP_ROLE_MEMORY);
 	largv[4] = (char *)mp_backend_name(be);
-	largv[6] = cg.dir;
+	largv[6] = (char *)cg->dir;
 	lpid = spawn_self(largv, &lfd);
 	if (lpid < 0) {
 		ret = mp_errf(err, MP_EXIT_FAILURE, errno,
@@ -672,7 +643,7 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 	}
 	/* listen registers before stress starts to allocate */
 	usleep(100000);
-	stress_argv(o, s, cg.dir, &sa);
+	stress_argv(o, s, cg->dir, &sa);
 	start = mp_now_ns(CLOCK_MONOTONIC);
 	spid = spawn_self(sa.argv, &sfd);
 	if (spid < 0) {
@@ -766,11 +737,8 @@ out:
 	free(acc.b.data);
 	free(acc.lat);
 out_cg:
-	if (mp_cg_remove(&cg, 5000) && !ret)
-		cmd_error("cannot remove cgroup '%s': %s", cg.dir,
-			  strerror(errno));
-	if (have_mpcg && mp_cg_remove(&mpcg, 5000) && !ret)
-		cmd_error("cannot remove cgroup '%s': %s", mpcg.dir,
+	if (mp_target_remove(&lt, 5000) && !ret)
+		cmd_error("cannot remove cgroup '%s': %s", cg->dir,
 			  strerror(errno));
 	return ret;
 }
@@ -878,8 +846,7 @@ static json_t *mem_json(const char *key)
 static json_t *system_json(void)
 {
 	json_t *sys = json_object(), *be = json_array();
-	struct mp_hier v1, v2;
-	bool have_v1, have_v2;
+	const struct mp_system *ms = mp_system();
 	struct utsname u;
 	struct mp_err err;
 	int b;
@@ -895,14 +862,12 @@ static json_t *system_json(void)
 			    mem_json("MemAvailable"));
 	json_object_set_new(sys, "swap_total_bytes", mem_json("SwapTotal"));
 	json_object_set_new(sys, "swap_free_bytes", mem_json("SwapFree"));
-	have_v1 = !mp_find_v1("memory", &v1);
-	have_v2 = !mp_find_v2(&v2);
-	json_object_set_new(sys, "cgroup_mode", json_string(
-		have_v1 && have_v2 ? "hybrid" : have_v1 ? "v1" :
-		have_v2 ? "v2" : "none"));
-	json_object_set_new(sys, "cgroup_v1_memory", json_boolean(have_v1));
-	json_object_set_new(sys, "cgroup_v2_memory", json_boolean(
-		have_v2 && mp_v2_has_controller(&v2, "memory")));
+	json_object_set_new(sys, "cgroup_mode",
+			    json_string(mp_system_mode(ms)));
+	json_object_set_new(sys, "cgroup_v1_memory",
+			    json_boolean(ms->v1_memory));
+	json_object_set_new(sys, "cgroup_v2_memory",
+			    json_boolean(ms->v2_memory));
 	for (b = 0; b < MP_BACKEND_NR; b++) {
 		bool ok = !mp_backend_probe(b, &err);
 		json_t *e = json_pack("{s:s, s:b}", "name",
@@ -913,7 +878,7 @@ static json_t *system_json(void)
 		json_array_append_new(be, e);
 	}
 	json_object_set_new(sys, "backends", be);
-	b = mp_backend_detect();
+	b = mp_backend_pick(MP_USE_EVENTS);
 	mp_json_set(sys, "default_backend", b == MP_BACKEND_AUTO ? NULL :
 		    json_string(mp_backend_name(b)));
 	return sys;

@@ -33,6 +33,7 @@
 #include "cmd.h"
 #include "engine.h"
 #include "mp_cgroup.h"
+#include "mp_target.h"
 #include "mp_json.h"
 #include "mp_memstat.h"
 #include "mp_output.h"
@@ -299,8 +300,9 @@ struct run {
 	struct mp_output out;		/* --output, opened before the run */
 	bool have_out;
 	/* cgroups: the run's (limit), engine and hog leaves, mempressure */
+	struct mp_target tgt, engine_t, hog_t;
 	struct mp_cgroup cg, engine_cg, hog_cg, mp_cg;
-	bool created, engine_created, hog_created, mp_created;
+	bool created, engine_created, hog_created;
 	bool have_mp_cg;
 	uint64_t high_bytes;		/* cgroup2 memory.high, 0 if none */
 	struct mp_shrinker *sh;
@@ -332,51 +334,6 @@ static uint64_t now_ns(void)
 static void fmt_mib(uint64_t b, char *buf, size_t len)
 {
 	snprintf(buf, len, "%.0f MiB", (double)b / (1 << 20));
-}
-
-/* The hierarchy the run's transient cgroup goes in. */
-static int find_memory_hier(struct mp_hier *h, struct mp_err *err)
-{
-	if (!mp_find_v1("memory", h))
-		return 0;
-	if (!mp_find_v2(h) && mp_v2_has_controller(h, "memory"))
-		return 0;
-	return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-		       "no memory cgroup to limit the run: neither a v1 memory hierarchy nor cgroup2 with the memory controller (use --cgroup / to pressure the whole host)");
-}
-
-static int cg_write_u64(const struct mp_cgroup *cg, const char *file,
-			uint64_t v)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	return mp_cg_write(cg, file, buf);
-}
-
-static int make_child(const struct mp_cgroup *parent, const char *name,
-		      struct mp_cgroup *child, bool *created,
-		      struct mp_err *err)
-{
-	if (mp_cg_create(parent, name, child))
-		return mp_errf(err, -1, errno, "cannot create cgroup '%s/%s'",
-			       parent->path, name);
-	*created = true;
-	return 0;
-}
-
-/* cgroup2: make a controller available to the children of cg */
-static int v2_enable(const struct mp_cgroup *cg, const char *ctrl)
-{
-	char buf[512], word[64], *p, *tok, *save = NULL;
-
-	if (mp_cg_read(cg, "cgroup.subtree_control", buf, sizeof(buf)))
-		return -1;
-	for (p = buf; (tok = strtok_r(p, " \n", &save)); p = NULL)
-		if (!strcmp(tok, ctrl))
-			return 0;
-	snprintf(word, sizeof(word), "+%s", ctrl);
-	return mp_cg_write(cg, "cgroup.subtree_control", word);
 }
 
 /*
@@ -422,145 +379,86 @@ static void remove_stale(const struct mp_cgroup *root)
 	closedir(d);
 }
 
+static bool want_mempressure(const struct stress_opts *o)
+{
+	return (o->backend == MP_BACKEND_MEMPRESSURE ||
+		(o->backend == MP_BACKEND_AUTO && !o->emulate)) &&
+	       !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL);
+}
+
 static int setup_cgroups(struct run *r, struct mp_err *err)
 {
 	struct stress_opts *o = r->o;
-	struct mp_cgroup root;
-	struct mp_hier h;
+	struct mp_target_spec spec = {
+		.limit = o->limit,
+		.high = o->no_throttle ? 0 : r->high_bytes,
+		.swap = o->swap,
+		.mempressure = want_mempressure(o),
+	};
+	const struct mp_cgroup *mem;
+	struct mp_target root;
 	char name[64], path[PATH_MAX + 32];
+	int i;
 
-	if (find_memory_hier(&h, err)) {
-		/* only --cgroup / can do without a memory cgroup */
-		if (!o->cgroup || strcmp(o->cgroup, "/"))
-			return -1;
-		memset(&r->cg, 0, sizeof(r->cg));
-		snprintf(r->cg.path, sizeof(r->cg.path), "/");
-		if (mp_find_v2(&h) && mp_find_v1("memory", &h))
-			return -1;
-	}
 	if (o->cgroup) {
-		if (mp_cgroup_resolve(&h, o->cgroup, &r->cg, err))
-			return -1;
+		mp_target_resolve(o->cgroup, &r->tgt);
+		if (mp_target_get(&r->tgt, MP_ROLE_MEMORY, &mem, err)) {
+			if (mp_system()->have[MP_ROLE_MEMORY])
+				return -1;
+			/* only --cgroup / can do without a memory cgroup */
+			if (strcmp(o->cgroup, "/") ||
+			    mp_target_get(&r->tgt, MP_ROLE_UNIFIED, &mem, NULL))
+				return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+					       "no memory cgroup to limit the run: neither a v1 memory hierarchy nor cgroup2 with the memory controller (use --cgroup / to pressure the whole host)");
+		}
+		r->cg = *mem;
 		snprintf(path, sizeof(path), "%s/cgroup.procs", r->cg.dir);
 		if (access(path, W_OK))
 			return mp_errf(err, -1, errno,
 				       "cannot write to cgroup '%s'",
 				       r->cg.path);
 	} else {
-		if (mp_cgroup_resolve(&h, "/", &root, err))
-			return -1;
-		remove_stale(&root);
+		mp_target_resolve("/", &root);
+		if (!mp_target_cg(&root, MP_ROLE_MEMORY))
+			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+				       "no memory cgroup to limit the run: neither a v1 memory hierarchy nor cgroup2 with the memory controller (use --cgroup / to pressure the whole host)");
+		for (i = 0; i < MP_ROLE_NR; i++)
+			if (mp_target_cg(&root, i))
+				remove_stale(mp_target_cg(&root, i));
 		snprintf(name, sizeof(name), "mpctl-stress-%d", (int)getpid());
-		if (h.version == MP_CG_V2) {
-			/* the limit needs memory in the root's subtree */
-			if (v2_enable(&root, "memory"))
-				return mp_errf(err, -1, errno,
-					       "cannot enable the memory controller for the children of '%s'",
-					       root.path);
-			if (mp_v2_has_controller(&h, "mempressure"))
-				v2_enable(&root, "mempressure");
-		}
-		if (make_child(&root, name, &r->cg, &r->created, err))
+		if (mp_target_create(&root, name, &spec, &r->tgt, err))
 			return -1;
-		if (h.version == MP_CG_V1) {
-			if (cg_write_u64(&r->cg, "memory.limit_in_bytes",
-					 o->limit))
-				return mp_errf(err, -1, errno,
-					       "cannot set the limit of '%s'",
-					       r->cg.path);
-			/* no swap for the run where memsw exists */
-			if (!o->swap && mp_cg_has_file(&r->cg,
-					   "memory.memsw.limit_in_bytes"))
-				cg_write_u64(&r->cg,
-					     "memory.memsw.limit_in_bytes",
-					     o->limit);
-			/*
-			 * v1 has no memory.high; for userspace shrinkers the
-			 * patched kernel gives the soft limit its part (see
-			 * mempressure(7)), elsewhere it only guides global
-			 * reclaim.
-			 */
-			if (!o->no_throttle)
-				cg_write_u64(&r->cg, "memory.soft_limit_in_bytes",
-					     r->high_bytes);
-		} else {
-			if (cg_write_u64(&r->cg, "memory.max", o->limit))
-				return mp_errf(err, -1, errno,
-					       "cannot set the limit of '%s'",
-					       r->cg.path);
-			if (!o->swap &&
-			    mp_cg_has_file(&r->cg, "memory.swap.max"))
-				mp_cg_write(&r->cg, "memory.swap.max", "0");
-			/*
-			 * Above memory.high the kernel throttles the
-			 * allocators instead of killing them: halfway between
-			 * the early warning and the limit, it buys the
-			 * shrinker time on a slow machine.
-			 */
-			if (!o->no_throttle)
-				cg_write_u64(&r->cg, "memory.high",
-					     r->high_bytes);
-		}
+		r->created = true;
+		r->cg = *mp_target_cg(&r->tgt, MP_ROLE_MEMORY);
 	}
 	r->engine_cg = r->cg;
+	r->hog_cg = r->cg;
 	if (o->hog && r->created) {
 		/* leaves, so that OOM kills are counted apart */
-		if (r->cg.hier.version == MP_CG_V2 &&
-		    v2_enable(&r->cg, "memory"))
-			return mp_errf(err, -1, errno,
-				       "cannot enable the memory controller for the children of '%s'",
-				       r->cg.path);
-		if (make_child(&r->cg, "engine", &r->engine_cg,
-			       &r->engine_created, err) ||
-		    make_child(&r->cg, "hog", &r->hog_cg, &r->hog_created,
-			       err))
+		if (mp_target_create(&r->tgt, "engine", NULL, &r->engine_t,
+				     err) ||
+		    mp_target_create(&r->tgt, "hog", NULL, &r->hog_t, err))
 			return -1;
-	} else {
-		r->hog_cg = r->cg;
+		r->engine_created = r->hog_created = true;
+		r->engine_cg = *mp_target_cg(&r->engine_t, MP_ROLE_MEMORY);
+		r->hog_cg = *mp_target_cg(&r->hog_t, MP_ROLE_MEMORY);
 	}
-	/* a patched kernel's mempressure hierarchy, if mounted apart */
-	if ((o->backend == MP_BACKEND_MEMPRESSURE ||
-	     (o->backend == MP_BACKEND_AUTO && !o->emulate)) &&
-	    !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL)) {
-		struct mp_hier mh;
-
-		if (!mp_find_v1("mempressure", &mh) ||
-		    (!mp_find_v2(&mh) &&
-		     mp_v2_has_controller(&mh, "mempressure"))) {
-			if (!strcmp(mh.mnt, h.mnt)) {
-				r->mp_cg = r->cg;
-			} else if (r->created) {
-				if (!mp_cgroup_resolve(&mh, "/", &root, NULL))
-					remove_stale(&root);
-				if (mp_cgroup_resolve(&mh, "/", &root, err) ||
-				    make_child(&root, r->cg.dir +
-					       strlen(r->cg.dir) -
-					       strlen(name), &r->mp_cg,
-					       &r->mp_created, err))
-					return -1;
-			} else if (mp_cgroup_resolve(&mh, r->cg.path,
-						     &r->mp_cg, err)) {
-				/* the same path in the mempressure hierarchy */
-				return -1;
-			}
-			r->have_mp_cg = true;
-		}
+	/* a patched kernel's mempressure cgroup, if mounted apart */
+	if (spec.mempressure) {
+		if (mp_target_get(&r->tgt, MP_ROLE_MEMPRESSURE, &mem, err))
+			return -1;
+		r->mp_cg = *mem;
+		r->have_mp_cg = true;
 	}
 	return 0;
 }
 
 static void remove_cgroups(struct run *r)
 {
-	if (r->hog_created)
-		mp_cg_remove(&r->hog_cg, 5000);
-	if (r->engine_created)
-		mp_cg_remove(&r->engine_cg, 5000);
-	if (r->created)
-		mp_cg_remove(&r->cg, 5000);
-	if (r->mp_created)
-		mp_cg_remove(&r->mp_cg, 5000);
+	mp_target_remove(&r->hog_t, 5000);
+	mp_target_remove(&r->engine_t, 5000);
+	mp_target_remove(&r->tgt, 5000);
 	r->hog_created = r->engine_created = r->created = false;
-	r->mp_created = false;
 }
 
 static int join_cgroup(const struct mp_cgroup *cg)
@@ -1242,11 +1140,9 @@ static int stress(struct stress_opts *o)
 		ret = cmd_fail(&err);
 		goto out;
 	}
-	scfg.cgroup = r.have_mp_cg ? r.mp_cg.dir : r.cg.dir[0] ? r.cg.dir :
-		      "/";
+	scfg.target = &r.tgt;
 	/* kernel shrinker: the usage early warning beside it, unless told */
 	scfg.assist = !o->no_assist && r.cg.dir[0];
-	scfg.usage_cgroup = r.cg.dir[0] ? r.cg.dir : NULL;
 	if (mp_shrinker_open(&scfg, &r.sh, &err)) {
 		ret = cmd_fail(&err);
 		goto out;
@@ -1255,7 +1151,7 @@ static int stress(struct stress_opts *o)
 		struct mp_source_cfg src = {
 			.backend = MP_BACKEND_MEMPRESSURE,
 			.level = MP_LEVEL_LOW,
-			.cgroup = scfg.cgroup,
+			.target = &r.tgt,
 		};
 
 		if (mp_source_open(&src, &r.src, &err)) {

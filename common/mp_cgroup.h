@@ -2,7 +2,7 @@
 /*
  * cgroup discovery and access.
  *
- * Hierarchies are found in /proc/self/mountinfo, never assumed. Every path
+ * Hierarchies are found by mp_target.h, never assumed. Every path
  * read from the system is prefixed with the sysroot (MPCTL_SYSROOT in the
  * environment or mp_set_sysroot()), so that the parsers can be tested
  * against recorded /proc and /sys trees.
@@ -40,20 +40,6 @@ void mp_set_sysroot(const char *sysroot);
 const char *mp_sysroot(void);
 /* sysroot + abs into buf; returns buf, or NULL if it does not fit */
 char *mp_syspath(char *buf, size_t len, const char *abs);
-
-/* The v1 hierarchy that has the controller mounted, or the cgroup2 one. */
-int mp_find_v1(const char *controller, struct mp_hier *h);
-int mp_find_v2(struct mp_hier *h);
-/* The v2 controllers available at the root ("cgroup.controllers"). */
-bool mp_v2_has_controller(const struct mp_hier *h, const char *name);
-/* Whether /proc/cgroups lists the controller (compiled in, enabled). */
-bool mp_kernel_has_controller(const char *name);
-
-/*
- * The calling process's cgroup in a hierarchy (from /proc/self/cgroup),
- * as a path in the hierarchy.
- */
-int mp_self_cgroup(const struct mp_hier *h, char *path, size_t len);
 
 /*
  * Resolve a user's --cgroup: an absolute cgroupfs path (under the mount

@@ -19,6 +19,7 @@
 
 #include "mp_parse.h"
 #include "mp_pressure.h"
+#include "mp_target.h"
 
 #define PSI_WINDOW_MIN_US	500000ULL
 #define PSI_WINDOW_MAX_US	10000000ULL
@@ -249,79 +250,6 @@ int mp_psi_check(const struct mp_psi_trigger *t, bool privileged,
 	return 0;
 }
 
-/* Where each backend's interface lives. */
-static int find_mempressure(struct mp_hier *h)
-{
-	if (!mp_find_v1("mempressure", h))
-		return 0;
-	if (!mp_find_v2(h) && mp_v2_has_controller(h, "mempressure"))
-		return 0;
-	errno = ENOENT;
-	return -1;
-}
-
-static int find_memcg(struct mp_hier *h)
-{
-	char path[PATH_MAX + 32];
-
-	if (mp_find_v1("memory", h))
-		return -1;
-	snprintf(path, sizeof(path), "%s/memory.pressure_level", h->mnt);
-	return access(path, F_OK);
-}
-
-static int find_psi(struct mp_hier *h, bool *have_v2)
-{
-	char path[PATH_MAX];
-
-	*have_v2 = !mp_find_v2(h);
-	if (!mp_syspath(path, sizeof(path), "/proc/pressure/memory"))
-		return -1;
-	if (*have_v2 || !access(path, F_OK))
-		return 0;
-	errno = ENOENT;
-	return -1;
-}
-
-int mp_backend_probe(enum mp_backend b, struct mp_err *err)
-{
-	struct mp_hier h;
-	bool v2;
-
-	switch (b) {
-	case MP_BACKEND_MEMPRESSURE:
-		if (!find_mempressure(&h))
-			return 0;
-		if (mp_kernel_has_controller("mempressure"))
-			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-				       "the mempressure controller is not mounted (mount -t cgroup -o mempressure none DIR)");
-		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "the kernel has no mempressure controller (not a patched kernel)");
-	case MP_BACKEND_MEMCG:
-		if (!find_memcg(&h))
-			return 0;
-		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "no cgroup v1 memory hierarchy with memory.pressure_level is mounted");
-	case MP_BACKEND_PSI:
-		if (!find_psi(&h, &v2))
-			return 0;
-		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "no PSI: neither cgroup2 nor /proc/pressure/memory is present");
-	default:
-		return mp_errf(err, MP_EXIT_USAGE, 0, "unknown backend");
-	}
-}
-
-enum mp_backend mp_backend_detect(void)
-{
-	int b;
-
-	for (b = 0; b < MP_BACKEND_NR; b++)
-		if (!mp_backend_probe(b, NULL))
-			return b;
-	return MP_BACKEND_AUTO;
-}
-
 static int add_watch(struct mp_source *src, int fd, enum mp_level level)
 {
 	struct epoll_event ev = {
@@ -536,15 +464,15 @@ static int trigger_register(struct mp_source *src, const char *path,
 }
 
 static int open_memcg(struct mp_source *src, const struct mp_source_cfg *cfg,
-		      struct mp_err *err)
+		      const struct mp_target *t, struct mp_err *err)
 {
-	struct mp_hier h;
+	const struct mp_cgroup *cg;
 	int l;
 
-	if (find_memcg(&h))
-		return mp_backend_probe(MP_BACKEND_MEMCG, err);
-	if (mp_cgroup_resolve(&h, cfg->cgroup, &src->cg, err))
+	if (mp_backend_probe(MP_BACKEND_MEMCG, err) ||
+	    mp_target_get(t, MP_ROLE_MEMORY, &cg, err))
 		return -1;
+	src->cg = *cg;
 	/* one registration per level from the threshold up tells the level */
 	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
 		char args[64];
@@ -560,21 +488,21 @@ static int open_memcg(struct mp_source *src, const struct mp_source_cfg *cfg,
 
 static int open_mempressure(struct mp_source *src,
 			    const struct mp_source_cfg *cfg,
-			    struct mp_err *err)
+			    const struct mp_target *t, struct mp_err *err)
 {
+	const struct mp_cgroup *cg;
 	char path[PATH_MAX + 32];
-	struct mp_hier h;
 	int l;
 
 	if (cfg->mode_set)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "--mode applies to the memcg backend only");
-	if (find_mempressure(&h))
-		return mp_backend_probe(MP_BACKEND_MEMPRESSURE, err);
-	if (mp_cgroup_resolve(&h, cfg->cgroup, &src->cg, err))
+	if (mp_backend_probe(MP_BACKEND_MEMPRESSURE, err) ||
+	    mp_target_get(t, MP_ROLE_MEMPRESSURE, &cg, err))
 		return -1;
-	src->cgver = h.version;
-	if (h.version == MP_CG_V1) {
+	src->cg = *cg;
+	src->cgver = cg->hier.version;
+	if (cg->hier.version == MP_CG_V1) {
 		for (l = cfg->level; l < MP_LEVEL_NR; l++)
 			if (v1_register(src, "mempressure.level",
 					mp_level_native(MP_BACKEND_MEMPRESSURE,
@@ -591,12 +519,14 @@ static int open_mempressure(struct mp_source *src,
 }
 
 static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
-		    struct mp_err *err)
+		    const struct mp_target *t, struct mp_err *err)
 {
+	const struct mp_system *sys = mp_system();
+	bool have_v2 = sys->have[MP_ROLE_UNIFIED];
 	struct mp_psi_trigger trig[MP_LEVEL_NR];
-	bool priv = mp_privileged(), have_v2;
+	bool priv = mp_privileged();
+	const struct mp_cgroup *cg;
 	char path[PATH_MAX + 32];
-	struct mp_hier h;
 	int l;
 
 	if (cfg->mode_set)
@@ -614,18 +544,19 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 		if (cfg->psi_set)
 			break;
 	}
-	if (find_psi(&h, &have_v2))
-		return mp_backend_probe(MP_BACKEND_PSI, err);
+	if (mp_backend_probe(MP_BACKEND_PSI, err))
+		return -1;
 	if (have_v2) {
-		if (mp_cgroup_resolve(&h, cfg->cgroup, &src->cg, err))
+		if (mp_target_get(t, MP_ROLE_UNIFIED, &cg, err))
 			return -1;
+		src->cg = *cg;
 		snprintf(path, sizeof(path), "%s/memory.pressure", src->cg.dir);
 	}
 	if (!have_v2 || (access(path, F_OK) && !strcmp(src->cg.path, "/"))) {
-		if (cfg->cgroup && strcmp(cfg->cgroup, "/"))
+		if (!t->own && strcmp(t->user, "/"))
 			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 				       "no cgroup2 hierarchy for '%s': only system-wide PSI is present",
-				       cfg->cgroup);
+				       t->user);
 		mp_syspath(path, sizeof(path), "/proc/pressure/memory");
 		src->system = true;
 		snprintf(src->cg.path, sizeof(src->cg.path), "/");
@@ -647,8 +578,10 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 		   struct mp_err *err)
 {
-	struct mp_source *src;
 	enum mp_backend b = cfg->backend;
+	const struct mp_target *t = cfg->target;
+	struct mp_target own;
+	struct mp_source *src;
 	int ret;
 
 	if (cfg->psi_set && b != MP_BACKEND_PSI && b != MP_BACKEND_AUTO)
@@ -657,10 +590,15 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 	if (b == MP_BACKEND_AUTO) {
 		/* --mode and --psi choose their backend */
 		b = cfg->mode_set ? MP_BACKEND_MEMCG :
-		    cfg->psi_set ? MP_BACKEND_PSI : mp_backend_detect();
+		    cfg->psi_set ? MP_BACKEND_PSI :
+		    mp_backend_pick(MP_USE_EVENTS);
 		if (b == MP_BACKEND_AUTO)
 			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 				       "no memory pressure interface: no mempressure, memcg v1 or PSI");
+	}
+	if (!t) {
+		mp_target_resolve(NULL, &own);
+		t = &own;
 	}
 	src = calloc(1, sizeof(*src));
 	if (!src)
@@ -675,14 +613,14 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 	}
 	switch (b) {
 	case MP_BACKEND_MEMPRESSURE:
-		ret = open_mempressure(src, cfg, err);
+		ret = open_mempressure(src, cfg, t, err);
 		break;
 	case MP_BACKEND_MEMCG:
-		ret = open_memcg(src, cfg, err);
+		ret = open_memcg(src, cfg, t, err);
 		break;
 	case MP_BACKEND_PSI:
 		src->cgver = MP_CG_V2;
-		ret = open_psi(src, cfg, err);
+		ret = open_psi(src, cfg, t, err);
 		break;
 	default:
 		ret = mp_errf(err, MP_EXIT_USAGE, 0, "unknown backend");

@@ -54,7 +54,8 @@ struct mp_source_cfg {
 	enum mp_level level;		/* threshold */
 	enum mp_mode mode;		/* memcg only */
 	bool mode_set;
-	const char *cgroup;		/* NULL: the caller's own cgroup */
+	/* NULL: the caller's own cgroup */
+	const struct mp_target *target;
 	bool psi_set;			/* psi: override the level's default */
 	struct mp_psi_trigger psi;
 };
@@ -67,6 +68,7 @@ struct mp_event {
 };
 
 struct mp_source;
+struct mp_target;
 
 const char *mp_backend_name(enum mp_backend b);
 int mp_backend_parse(const char *s, enum mp_backend *b);
@@ -89,11 +91,6 @@ int mp_psi_check(const struct mp_psi_trigger *t, bool privileged,
 		 struct mp_err *err);
 void mp_psi_default(enum mp_level l, struct mp_psi_trigger *t);
 bool mp_privileged(void);
-
-/* 0 if the backend is present on this machine, else -1 and why (69). */
-int mp_backend_probe(enum mp_backend b, struct mp_err *err);
-/* The best backend present, or MP_BACKEND_AUTO if none. */
-enum mp_backend mp_backend_detect(void);
 
 int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 		   struct mp_err *err);

@@ -23,6 +23,7 @@
 #include "mp_memstat.h"
 #include "mp_parse.h"
 #include "mp_shrinker.h"
+#include "mp_target.h"
 
 /* requests younger than this are taken as still being freed */
 #define EMUL_INFLIGHT_NS	10000000ULL
@@ -152,26 +153,19 @@ static int v2_epoll(struct mp_shrinker *sh, struct mp_err *err)
 	return 0;
 }
 
-static int find_mempressure(struct mp_hier *h)
-{
-	if (!mp_find_v1("mempressure", h))
-		return 0;
-	if (!mp_find_v2(h) && mp_v2_has_controller(h, "mempressure"))
-		return 0;
-	return -1;
-}
-
-static int open_kernel(struct mp_shrinker *sh, const struct mp_shrinker_cfg *cfg,
+static int open_kernel(struct mp_shrinker *sh, const struct mp_target *t,
 		       struct mp_err *err)
 {
 	char path[PATH_MAX + 32], cmd[96];
+	const struct mp_cgroup *cg;
 	struct mp_hier h;
 	int cfd, n, e;
 
-	if (find_mempressure(&h))
-		return mp_backend_probe(MP_BACKEND_MEMPRESSURE, err);
-	if (mp_cgroup_resolve(&h, cfg->cgroup, &sh->cg, err))
+	if (mp_backend_probe(MP_BACKEND_MEMPRESSURE, err) ||
+	    mp_target_get(t, MP_ROLE_MEMPRESSURE, &cg, err))
 		return -1;
+	sh->cg = *cg;
+	h = cg->hier;
 	sh->have_cg = true;
 	sh->backend = MP_BACKEND_MEMPRESSURE;
 	snprintf(path, sizeof(path), "%s/mempressure.shrinker", sh->cg.dir);
@@ -509,11 +503,12 @@ static int emul_watch(struct mp_shrinker *sh, int fd, uint32_t what)
 }
 
 static int open_emulated(struct mp_shrinker *sh,
-			 const struct mp_shrinker_cfg *cfg, struct mp_err *err)
+			 const struct mp_shrinker_cfg *cfg,
+			 const struct mp_target *t, struct mp_err *err)
 {
 	struct mp_source_cfg scfg = {
 		.backend = cfg->backend,
-		.cgroup = cfg->cgroup,
+		.target = t,
 	};
 	int pfd[2], e;
 
@@ -526,22 +521,24 @@ static int open_emulated(struct mp_shrinker *sh,
 	scfg.level = sh->pol.level;
 	if (scfg.backend == MP_BACKEND_AUTO ||
 	    scfg.backend == MP_BACKEND_MEMPRESSURE) {
-		/* memcg's vmpressure first: PSI needs a v2 memory cgroup */
-		scfg.backend = !mp_backend_probe(MP_BACKEND_MEMCG, NULL) ?
-			       MP_BACKEND_MEMCG : MP_BACKEND_PSI;
+		scfg.backend = mp_backend_pick(MP_USE_EMULATION);
+		if (scfg.backend == MP_BACKEND_AUTO)
+			scfg.backend = MP_BACKEND_PSI;	/* its error, below */
 	}
 	if (mp_source_open(&scfg, &sh->src, err)) {
-		struct mp_hier h;
+		const struct mp_cgroup *mcg = mp_target_cg(t, MP_ROLE_MEMORY);
+		struct mp_target host;
 
 		/*
 		 * PSI for a cgroup of the v1 memory hierarchy: the pressure
 		 * of the host, the usage and the limit of the memcg.
 		 */
-		if (scfg.backend != MP_BACKEND_PSI || !cfg->cgroup ||
-		    mp_find_v1("memory", &h) ||
-		    mp_cgroup_resolve(&h, cfg->cgroup, &sh->cg, NULL))
+		if (scfg.backend != MP_BACKEND_PSI || t->own || !mcg ||
+		    mcg->hier.version != MP_CG_V1)
 			return -1;
-		scfg.cgroup = "/";
+		sh->cg = *mcg;
+		mp_target_resolve("/", &host);
+		scfg.target = &host;
 		if (mp_source_open(&scfg, &sh->src, err))
 			return -1;
 	} else {
@@ -621,20 +618,19 @@ static int attach_assist(struct mp_shrinker *sh, int afd, struct mp_err *err)
  * beside it, its requests on a second eventfd (see mp_shrinker_read()).
  */
 static int open_assist(struct mp_shrinker *sh,
-		       const struct mp_shrinker_cfg *cfg, struct mp_err *err)
+		       const struct mp_shrinker_cfg *cfg,
+		       const struct mp_target *t, struct mp_err *err)
 {
-	const char *path = cfg->usage_cgroup ? cfg->usage_cgroup : sh->cg.path;
-	struct mp_hier h;
+	const struct mp_cgroup *mcg = mp_target_cg(t, MP_ROLE_MEMORY);
 	int afd, e;
 
 	sh->pol = cfg->policy;
 	mp_emul_policy_defaults(&sh->pol);
-	if ((mp_find_v1("memory", &h) ||
-	     mp_cgroup_resolve(&h, path, &sh->ucg, NULL)) &&
-	    (mp_find_v2(&h) || mp_cgroup_resolve(&h, path, &sh->ucg, NULL)))
+	if (!mcg)
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "no memory cgroup '%s' for the shrinker's early warning",
-			       path);
+			       sh->cg.path);
+	sh->ucg = *mcg;
 	if (mp_memstat_open(&sh->ms, &sh->ucg))
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot read the memory usage of '%s'",
@@ -674,6 +670,8 @@ static int open_assist(struct mp_shrinker *sh,
 int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 		     struct mp_shrinker **out, struct mp_err *err)
 {
+	const struct mp_target *t = cfg->target;
+	struct mp_target own;
 	struct mp_shrinker *sh;
 	int ret;
 
@@ -688,14 +686,18 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "shrinker");
 	sh->chunk = cfg->chunk_size;
 	sh->close_fds = true;
+	if (!t) {
+		mp_target_resolve(NULL, &own);
+		t = &own;
+	}
 	if (cfg->backend == MP_BACKEND_MEMPRESSURE ||
 	    (cfg->backend == MP_BACKEND_AUTO && !cfg->emulate &&
 	     !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL))) {
-		ret = open_kernel(sh, cfg, err);
+		ret = open_kernel(sh, t, err);
 		if (!ret && cfg->assist)
-			ret = open_assist(sh, cfg, err);
+			ret = open_assist(sh, cfg, t, err);
 	} else {
-		ret = open_emulated(sh, cfg, err);
+		ret = open_emulated(sh, cfg, t, err);
 	}
 	if (ret) {
 		mp_shrinker_close(sh);

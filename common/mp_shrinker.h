@@ -117,7 +117,8 @@ struct mp_shrinker_cfg {
 	 * MP_BACKEND_MEMCG / MP_BACKEND_PSI: emulated over that source.
 	 */
 	enum mp_backend backend;
-	const char *cgroup;	/* as mp_cgroup_resolve() takes it; NULL: own */
+	/* mempressure (kernel) or memory (emulated) role; NULL: own cgroup */
+	const struct mp_target *target;
 	uint64_t chunk_size;	/* bytes, > 0 */
 	bool emulate;		/* force emulation even on a patched kernel */
 	struct mp_emul_policy policy;	/* emulation only; zero: defaults */
@@ -131,11 +132,7 @@ struct mp_shrinker_cfg {
 	 * adds them to the kernel's and writes "-n" to the kernel for them,
 	 * as the kernel lowers its counter for its own requests.
 	 */
-	bool assist;
-	/* where usage and limit are read for assist (NULL: the same path as
-	 * cgroup, in the memory hierarchy): v1 mempressure cannot share a
-	 * hierarchy with memory */
-	const char *usage_cgroup;
+	bool assist;	/* usage and limit: the target's memory role */
 };
 
 enum mp_shrinker_mode {

@@ -81,6 +81,7 @@
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
+#include "mp_target.h"
 #include "mp_stats.h"
 
 static struct {
@@ -201,6 +202,8 @@ int main(int argc, char **argv)
 		.assist = true,
 	};
 	struct mp_chunk_pool_cfg pcfg = { 0 };
+	static struct mp_target target;
+	const char *cgroup = NULL;
 	long long threads = 2, maxc = 0;
 	uint64_t duration = 0, limit, avail;
 	const struct mp_chunk_stats *cs;
@@ -235,7 +238,7 @@ int main(int argc, char **argv)
 				die64("invalid duration");
 			break;
 		case 'g':
-			cfg.cgroup = optarg;
+			cgroup = optarg;
 			break;
 		case 'b':
 			if (mp_backend_parse(optarg, &cfg.backend))
@@ -271,6 +274,8 @@ int main(int argc, char **argv)
 
 	/* our code stays resident at the limit, where reclaim takes it */
 	mlockall(MCL_CURRENT);
+	mp_target_resolve(cgroup, &target);
+	cfg.target = &target;
 	if (mp_shrinker_open(&cfg, &t.sh, &err))
 		die("cannot register the shrinker", &err);
 	/* a bounded footprint (bug 4) */

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The target model (mp_target.h): hierarchies read once, a user's cgroup
+ * resolved on each role's hierarchy, created, joined and removed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mp_target.h"
+
+/* Undo mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape(char *s)
+{
+	char *d = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
+		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+				      (s[3] - '0'));
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = '\0';
+}
+
+static bool has_opt(const char *opts, const char *opt)
+{
+	size_t len = strlen(opt);
+	const char *p = opts;
+
+	while ((p = strstr(p, opt))) {
+		if ((p == opts || p[-1] == ',') &&
+		    (p[len] == ',' || p[len] == '\0'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+static bool word_in(const char *list, const char *word)
+{
+	size_t len = strlen(word);
+	const char *p = list;
+
+	while ((p = strstr(p, word))) {
+		if ((p == list || p[-1] == ' ' || p[-1] == '\t' ||
+		     p[-1] == '\n') &&
+		    (p[len] == ' ' || p[len] == '\t' || p[len] == '\n' ||
+		     p[len] == '\0'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+int mp_self_cgroup(const struct mp_hier *h, char *out, size_t len)
+{
+	char path[PATH_MAX], line[4096];
+	int ret = -1;
+	FILE *f;
+
+	if (!mp_syspath(path, sizeof(path), "/proc/self/cgroup"))
+		return -1;
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	errno = ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		char *ctrl, *cgpath, *nl;
+
+		ctrl = strchr(line, ':');
+		if (!ctrl)
+			continue;
+		*ctrl++ = '\0';
+		cgpath = strchr(ctrl, ':');
+		if (!cgpath)
+			continue;
+		*cgpath++ = '\0';
+		nl = strchr(cgpath, '\n');
+		if (nl)
+			*nl = '\0';
+		if (h->version == MP_CG_V2 ? strcmp(line, "0") || *ctrl :
+		    !has_opt(ctrl, h->controller))
+			continue;
+		snprintf(out, len, "%s", cgpath);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
+}
+
+
+/* One cgroup mount of mountinfo that may play a role. */
+struct mount_pick {
+	bool found;
+	bool whole;		/* the hierarchy's root is mounted: final */
+};
+
+/*
+ * Take a mount for a hierarchy: the first one found, unless a later mount
+ * of the hierarchy's root comes (a bind mount of a subtree loses).
+ */
+static void pick_mount(struct mount_pick *p, struct mp_hier *h,
+		       enum mp_cg_version version, const char *controller,
+		       const char *root, const char *mnt, const char *opts)
+{
+	if (p->whole || (p->found && strcmp(root, "/")))
+		return;
+	if (!mp_syspath(h->mnt, sizeof(h->mnt), mnt))
+		return;
+	h->version = version;
+	snprintf(h->root, sizeof(h->root), "%s", root);
+	snprintf(h->opts, sizeof(h->opts), "%s", opts);
+	snprintf(h->controller, sizeof(h->controller), "%s", controller);
+	p->found = true;
+	p->whole = !strcmp(root, "/");
+}
+
+/* One pass over mountinfo: v1 memory, v1 mempressure, cgroup2. */
+static void scan_mounts(struct mp_hier *mem, struct mount_pick *pmem,
+			struct mp_hier *mp, struct mount_pick *pmp,
+			struct mp_hier *v2, struct mount_pick *pv2)
+{
+	char path[PATH_MAX], line[4096];
+	FILE *f;
+
+	if (!mp_syspath(path, sizeof(path), "/proc/self/mountinfo"))
+		return;
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *field[16], *sep, *save = NULL, *tok;
+		char *fstype, *opts;
+		int n = 0;
+
+		/* fields before " - ": id parent dev root mnt opts [optional] */
+		sep = strstr(line, " - ");
+		if (!sep)
+			continue;
+		*sep = '\0';
+		for (tok = strtok_r(line, " ", &save); tok && n < 16;
+		     tok = strtok_r(NULL, " ", &save))
+			field[n++] = tok;
+		if (n < 6)
+			continue;
+		save = NULL;
+		fstype = strtok_r(sep + 3, " \n", &save);
+		if (!fstype || !strtok_r(NULL, " \n", &save))
+			continue;
+		opts = strtok_r(NULL, " \n", &save);
+		if (!opts)
+			opts = "";
+		unescape(field[3]);
+		unescape(field[4]);
+		if (!strcmp(fstype, "cgroup2"))
+			pick_mount(pv2, v2, MP_CG_V2, "", field[3], field[4],
+				   opts);
+		if (strcmp(fstype, "cgroup"))
+			continue;
+		if (has_opt(opts, "memory"))
+			pick_mount(pmem, mem, MP_CG_V1, "memory", field[3],
+				   field[4], opts);
+		if (has_opt(opts, "mempressure"))
+			pick_mount(pmp, mp, MP_CG_V1, "mempressure", field[3],
+				   field[4], opts);
+	}
+	fclose(f);
+}
+
+static bool v2_has_controller(const struct mp_hier *h, const char *name)
+{
+	char path[PATH_MAX + 32], buf[1024];
+
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", h->mnt);
+	if (mp_read_file(path, buf, sizeof(buf)))
+		return false;
+	return word_in(buf, name);
+}
+
+static bool kernel_has_controller(const char *name)
+{
+	char path[PATH_MAX], line[256];
+	bool found = false;
+	FILE *f;
+
+	if (!mp_syspath(path, sizeof(path), "/proc/cgroups"))
+		return false;
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char sub[64];
+		int hier, num, enabled;
+
+		if (sscanf(line, "%63s %d %d %d", sub, &hier, &num,
+			   &enabled) == 4 && !strcmp(sub, name) && enabled) {
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void probe(struct mp_system *sys)
+{
+	struct mount_pick pmem = { 0 }, pmp = { 0 }, pv2 = { 0 };
+	struct mp_hier mem, mp, v2;
+	char path[PATH_MAX + 32];
+
+	memset(sys, 0, sizeof(*sys));
+	scan_mounts(&mem, &pmem, &mp, &pmp, &v2, &pv2);
+	if (pv2.found) {
+		sys->have[MP_ROLE_UNIFIED] = true;
+		sys->hier[MP_ROLE_UNIFIED] = v2;
+		sys->v2_memory = v2_has_controller(&v2, "memory");
+	}
+	if (pmem.found) {
+		sys->have[MP_ROLE_MEMORY] = true;
+		sys->hier[MP_ROLE_MEMORY] = mem;
+		sys->v1_memory = true;
+		snprintf(path, sizeof(path), "%s/memory.pressure_level",
+			 mem.mnt);
+		sys->pressure_level = !access(path, F_OK);
+	} else if (sys->v2_memory) {
+		sys->have[MP_ROLE_MEMORY] = true;
+		sys->hier[MP_ROLE_MEMORY] = v2;
+	}
+	if (pmp.found) {
+		sys->have[MP_ROLE_MEMPRESSURE] = true;
+		sys->hier[MP_ROLE_MEMPRESSURE] = mp;
+	} else if (pv2.found && v2_has_controller(&v2, "mempressure")) {
+		sys->have[MP_ROLE_MEMPRESSURE] = true;
+		sys->hier[MP_ROLE_MEMPRESSURE] = v2;
+	}
+	sys->psi_system = mp_syspath(path, sizeof(path),
+				     "/proc/pressure/memory") &&
+			  !access(path, F_OK);
+	sys->kernel_mempressure = kernel_has_controller("mempressure");
+}
+
+const struct mp_system *mp_system(void)
+{
+	static struct mp_system sys;
+	static char probed_root[PATH_MAX];
+	static bool probed;
+
+	/* again when the sysroot changed (the tests' recorded trees) */
+	if (!probed || strcmp(probed_root, mp_sysroot())) {
+		probe(&sys);
+		snprintf(probed_root, sizeof(probed_root), "%s", mp_sysroot());
+		probed = true;
+	}
+	return &sys;
+}
+
+const char *mp_system_mode(const struct mp_system *sys)
+{
+	bool v1 = sys->v1_memory, v2 = sys->have[MP_ROLE_UNIFIED];
+
+	return v1 && v2 ? "hybrid" : v1 ? "v1" : v2 ? "v2" : "none";
+}
+
+/* ---- backends ------------------------------------------------------- */
+
+static const enum mp_backend prefer[MP_USE_NR][MP_BACKEND_NR + 1] = {
+	/* the patched kernel's controller, then vmpressure, then PSI */
+	[MP_USE_EVENTS] = { MP_BACKEND_MEMPRESSURE, MP_BACKEND_MEMCG,
+			    MP_BACKEND_PSI, MP_BACKEND_AUTO },
+	/* memcg's vmpressure first: PSI needs a v2 memory cgroup */
+	[MP_USE_EMULATION] = { MP_BACKEND_MEMCG, MP_BACKEND_PSI,
+			       MP_BACKEND_AUTO },
+};
+
+int mp_backend_probe(enum mp_backend b, struct mp_err *err)
+{
+	const struct mp_system *sys = mp_system();
+
+	switch (b) {
+	case MP_BACKEND_MEMPRESSURE:
+		if (sys->have[MP_ROLE_MEMPRESSURE])
+			return 0;
+		if (sys->kernel_mempressure)
+			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+				       "the mempressure controller is not mounted (mount -t cgroup -o mempressure none DIR)");
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "the kernel has no mempressure controller (not a patched kernel)");
+	case MP_BACKEND_MEMCG:
+		if (sys->pressure_level)
+			return 0;
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "no cgroup v1 memory hierarchy with memory.pressure_level is mounted");
+	case MP_BACKEND_PSI:
+		if (sys->have[MP_ROLE_UNIFIED] || sys->psi_system)
+			return 0;
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "no PSI: neither cgroup2 nor /proc/pressure/memory is present");
+	default:
+		return mp_errf(err, MP_EXIT_USAGE, 0, "unknown backend");
+	}
+}
+
+enum mp_backend mp_backend_pick(enum mp_use use)
+{
+	const enum mp_backend *b;
+
+	for (b = prefer[use]; *b != MP_BACKEND_AUTO; b++)
+		if (!mp_backend_probe(*b, NULL))
+			return *b;
+	return MP_BACKEND_AUTO;
+}
+
+/* ---- targets -------------------------------------------------------- */
+
+static const char *const role_names[MP_ROLE_NR] = {
+	[MP_ROLE_MEMORY] = "memory",
+	[MP_ROLE_MEMPRESSURE] = "mempressure",
+	[MP_ROLE_UNIFIED] = "cgroup2",
+};
+
+int mp_target_resolve(const char *user, struct mp_target *t)
+{
+	const struct mp_system *sys = mp_system();
+	int r;
+
+	char hpath[PATH_MAX];
+	const char *path = user;
+	size_t ml;
+
+	memset(t, 0, sizeof(*t));
+	t->own = !user;
+	snprintf(t->user, sizeof(t->user), "%s", user ? user : "");
+	/*
+	 * A directory under one hierarchy's mount names the same path in the
+	 * others: resolve it there first, then the others by its path.
+	 */
+	for (r = 0; user && user[0] == '/' && r < MP_ROLE_NR; r++) {
+		ml = strlen(sys->hier[r].mnt);
+		if (!sys->have[r] || strncmp(user, sys->hier[r].mnt, ml) ||
+		    (user[ml] != '/' && user[ml] != '\0'))
+			continue;
+		if (!mp_cgroup_resolve(&sys->hier[r], user, &t->role[r].cg,
+				       &t->role[r].err)) {
+			snprintf(hpath, sizeof(hpath), "%s", t->role[r].cg.path);
+			path = hpath;
+		}
+		break;
+	}
+	for (r = 0; r < MP_ROLE_NR; r++) {
+		struct mp_target_cg *tc = &t->role[r];
+
+		if (!sys->have[r]) {
+			mp_errf(&tc->err, MP_EXIT_UNAVAILABLE, 0,
+				"no %s hierarchy is mounted", role_names[r]);
+			continue;
+		}
+		tc->ok = !mp_cgroup_resolve(&sys->hier[r],
+					    path,
+					    &tc->cg, &tc->err);
+	}
+	return 0;
+}
+
+int mp_target_get(const struct mp_target *t, enum mp_role role,
+		  const struct mp_cgroup **cg, struct mp_err *err)
+{
+	const struct mp_target_cg *tc = &t->role[role];
+
+	if (!tc->ok) {
+		if (err)
+			*err = tc->err;
+		return -1;
+	}
+	*cg = &tc->cg;
+	return 0;
+}
+
+static int write_u64(const struct mp_cgroup *cg, const char *file,
+		     uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	return mp_cg_write(cg, file, buf);
+}
+
+/* cgroup2: make a controller available to the children of cg */
+static int v2_enable(const struct mp_cgroup *cg, const char *ctrl)
+{
+	char buf[512], word[64], *p, *tok, *save = NULL;
+
+	if (mp_cg_read(cg, "cgroup.subtree_control", buf, sizeof(buf)))
+		return -1;
+	for (p = buf; (tok = strtok_r(p, " \n", &save)); p = NULL)
+		if (!strcmp(tok, ctrl))
+			return 0;
+	snprintf(word, sizeof(word), "+%s", ctrl);
+	return mp_cg_write(cg, "cgroup.subtree_control", word);
+}
+
+static int set_limits(const struct mp_cgroup *cg,
+		      const struct mp_target_spec *spec, struct mp_err *err)
+{
+	bool v1 = cg->hier.version == MP_CG_V1;
+
+	if (write_u64(cg, v1 ? "memory.limit_in_bytes" : "memory.max",
+		      spec->limit))
+		return mp_errf(err, -1, errno, "cannot set the limit of '%s'",
+			       cg->path);
+	/* no swap for the run where the kernel accounts it */
+	if (!spec->swap) {
+		if (v1 && mp_cg_has_file(cg, "memory.memsw.limit_in_bytes"))
+			write_u64(cg, "memory.memsw.limit_in_bytes",
+				  spec->limit);
+		if (!v1 && mp_cg_has_file(cg, "memory.swap.max"))
+			mp_cg_write(cg, "memory.swap.max", "0");
+	}
+	/*
+	 * v1 has no memory.high; for userspace shrinkers the patched kernel
+	 * gives the soft limit its part (see mempressure(7)), elsewhere it
+	 * only guides global reclaim.
+	 */
+	if (spec->high)
+		write_u64(cg, v1 ? "memory.soft_limit_in_bytes" :
+			  "memory.high", spec->high);
+	return 0;
+}
+
+int mp_target_create(const struct mp_target *parent, const char *name,
+		     const struct mp_target_spec *spec, struct mp_target *child,
+		     struct mp_err *err)
+{
+	const struct mp_cgroup *pm, *pp;
+	struct mp_target_cg *cm, *cp;
+
+	memset(child, 0, sizeof(*child));
+	snprintf(child->user, sizeof(child->user), "%s", name);
+	cm = &child->role[MP_ROLE_MEMORY];
+	cp = &child->role[MP_ROLE_MEMPRESSURE];
+	if (mp_target_get(parent, MP_ROLE_MEMORY, &pm, err))
+		return -1;
+	if (pm->hier.version == MP_CG_V2) {
+		/* the limit needs memory in the parent's subtree */
+		if (v2_enable(pm, "memory"))
+			return mp_errf(err, -1, errno,
+				       "cannot enable the memory controller for the children of '%s'",
+				       pm->path);
+		if (spec && spec->mempressure &&
+		    v2_has_controller(&pm->hier, "mempressure"))
+			v2_enable(pm, "mempressure");
+	}
+	if (mp_cg_create(pm, name, &cm->cg))
+		return mp_errf(err, -1, errno, "cannot create cgroup '%s/%s'",
+			       pm->path, name);
+	cm->ok = cm->created = true;
+	if (spec && set_limits(&cm->cg, spec, err))
+		goto fail;
+	if (pm->hier.version == MP_CG_V2)
+		child->role[MP_ROLE_UNIFIED] = (struct mp_target_cg){
+			.ok = true, .cg = cm->cg };
+	else
+		mp_errf(&child->role[MP_ROLE_UNIFIED].err, MP_EXIT_UNAVAILABLE,
+			0, "cgroup '%s' is not on cgroup2", cm->cg.path);
+	if (!spec || !spec->mempressure ||
+	    mp_target_get(parent, MP_ROLE_MEMPRESSURE, &pp, NULL)) {
+		mp_errf(&cp->err, MP_EXIT_UNAVAILABLE, 0,
+			"no mempressure cgroup was made for '%s'", cm->cg.path);
+		return 0;
+	}
+	if (!strcmp(pp->hier.mnt, pm->hier.mnt)) {
+		cp->ok = true;
+		cp->cg = cm->cg;
+		return 0;
+	}
+	if (mp_cg_create(pp, name, &cp->cg)) {
+		mp_errf(err, -1, errno, "cannot create cgroup '%s/%s'",
+			pp->path, name);
+		goto fail;
+	}
+	cp->ok = cp->created = true;
+	return 0;
+fail:
+	mp_target_remove(child, 1000);
+	return -1;
+}
+
+int mp_target_join(const struct mp_target *t, pid_t pid, struct mp_err *err)
+{
+	const char *done[MP_ROLE_NR];
+	char buf[32];
+	int r, i, n = 0;
+
+	snprintf(buf, sizeof(buf), "%d", pid ? (int)pid : (int)getpid());
+	for (r = 0; r < MP_ROLE_NR; r++) {
+		if (r == MP_ROLE_UNIFIED)
+			continue;	/* a cgroup to read, not to join */
+		const struct mp_cgroup *cg = mp_target_cg(t, r);
+
+		if (!cg)
+			continue;
+		for (i = 0; i < n && strcmp(done[i], cg->dir); i++)
+			;
+		if (i < n)
+			continue;
+		if (mp_cg_write(cg, "cgroup.procs", buf))
+			return mp_errf(err, -1, errno,
+				       "cannot join cgroup '%s'", cg->dir);
+		done[n++] = cg->dir;
+	}
+	return 0;
+}
+
+int mp_target_remove(struct mp_target *t, int timeout_ms)
+{
+	int r, ret = 0;
+
+	for (r = 0; r < MP_ROLE_NR; r++) {
+		struct mp_target_cg *tc = &t->role[r];
+
+		if (!tc->created)
+			continue;
+		if (mp_cg_remove(&tc->cg, timeout_ms))
+			ret = -1;
+		tc->created = false;
+	}
+	return ret;
+}
