@@ -297,29 +297,46 @@ stress_cgroups() {
 	assert_cgroup_gone "$out"
 }
 
+# the transient cgroup of the run of pid $1: mpctl-stress-<pid>-<pid namespace>
+run_cg() {
+	echo "$(memcg_root)/mpctl-stress-$1-$(stat -L -c %i /proc/self/ns/pid)"
+}
+
 @test "stress: a run killed with SIGKILL leaves a cgroup the next run removes" {
 	requires root memcg
-	local root pid i
-	root=$(memcg_root)
+	local cg pid i
 	"$MPCTL_BIN" stress --duration 60s --limit 256M --threads 1 >/dev/null 2>&1 &
 	pid=$!
 	MP_PIDS+=("$pid")
+	cg=$(run_cg "$pid")
 	for i in $(seq 50); do
-		[ -d "$root/mpctl-stress-$pid" ] && break
+		[ -d "$cg" ] && break
 		sleep 0.1
 	done
 	sleep 1
 	kill -KILL "$pid"
 	wait "$pid" 2>/dev/null || true
-	[ -d "$root/mpctl-stress-$pid" ]
+	[ -d "$cg" ]
 	# the engine dies with its parent
 	for i in $(seq 50); do
-		[ -z "$(cat "$root/mpctl-stress-$pid/cgroup.procs")" ] && break
+		[ -z "$(cat "$cg/cgroup.procs")" ] && break
 		sleep 0.1
 	done
 	mpctl stress --duration 1s --limit 256M --threads 1
 	assert_success
-	[ ! -d "$root/mpctl-stress-$pid" ]
+	[ ! -d "$cg" ]
+}
+
+@test "stress: a stale cgroup of another pid namespace is never removed" {
+	requires root memcg
+	local other
+	# pid 1 of namespace 1: another container's name, its process unseen
+	other="$(memcg_root)/mpctl-stress-$BASHPID$RANDOM-1"
+	mkdir "$other"
+	MP_CGROUPS+=("$other")
+	mpctl stress --duration 1s --limit 256M --threads 1
+	assert_success
+	[ -d "$other" ]
 }
 
 @test "stress: --swap is recorded in the parameters, no swap by default" {
@@ -446,9 +463,9 @@ stress_cgroups() {
 	done
 	! pgrep -f "stress-ng --vm 1 --vm-bytes 8m --timeout 60"
 	# the run's cgroups, which a SIGKILLed run cannot remove
-	local root=$(memcg_root) c
+	local cg c
+	cg=$(run_cg "$pid")
 	for c in hog engine ""; do
-		[ ! -d "$root/mpctl-stress-$pid/$c" ] ||
-			rm_cgroup "$root/mpctl-stress-$pid/$c"
+		[ ! -d "$cg/$c" ] || rm_cgroup "$cg/$c"
 	done
 }

@@ -60,6 +60,8 @@ struct report_opts {
 	uint64_t limit;		/* stress --limit */
 	const char *stress_extra[8];	/* --stress-arg */
 	int nr_extra;
+	const char *parent;		/* --parent */
+	struct mp_parent *par;		/* where the runs' cgroups go */
 };
 
 struct scenario {
@@ -105,6 +107,7 @@ enum {
 	OPT_LIST,
 	OPT_THRESHOLD,
 	OPT_STRESS_ARG,
+	OPT_PARENT,
 	OPT_ALPHA,
 	OPT_ALLOW_EMPTY,
 };
@@ -123,6 +126,9 @@ static const struct argp_option options[] = {
 	{ "stress-arg", OPT_STRESS_ARG, "ARG", 0,
 	  "pass ARG to every mpctl stress run (repeatable; for experiments, "
 	  "see mpctl-report(1))", 0 },
+	{ "parent", OPT_PARENT, "PATH", 0,
+	  "create the runs' cgroups under this cgroup (default: as mpctl "
+	  "stress does)", 0 },
 	{ "list", OPT_LIST, NULL, 0, "list the scenarios and exit", 0 },
 	{ "compare", OPT_COMPARE, NULL, 0,
 	  "compare two reports: --compare BASE.json NEW.json", 0 },
@@ -185,6 +191,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid limit '%s': at least 16M",
 				   arg);
 		o->limit = v;
+		break;
+	case OPT_PARENT:
+		o->parent = arg;
 		break;
 	case OPT_STRESS_ARG:
 		if (o->nr_extra == 8)
@@ -430,6 +439,9 @@ static void stress_argv(const struct report_opts *o, const struct scenario *s,
 	if (cgroup) {
 		a->argv[n++] = "--cgroup";
 		a->argv[n++] = (char *)cgroup;
+	} else if (o->par) {
+		a->argv[n++] = "--parent";
+		a->argv[n++] = o->par->t.role[MP_ROLE_MEMORY].cg.dir;
 	}
 	if (s->hog_pct) {
 		/* a fixed seed: the same hog in every run and boot */
@@ -539,15 +551,15 @@ static int listen_cgroup(const struct report_opts *o, struct mp_target *t,
 {
 	struct mp_target_spec spec = { .limit = o->limit, .mempressure = true };
 	const struct mp_cgroup *mem;
-	struct mp_target root;
-	char name[64];
+	char name[128];
 
-	snprintf(name, sizeof(name), "mpctl-report-%d-listen", getpid());
-	mp_target_resolve("/", &root);
-	if (!mp_target_cg(&root, MP_ROLE_MEMORY))
+	if (!o->par)
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 			       "no memory cgroup to run the listener on");
-	if (mp_target_create(&root, name, &spec, t, err))
+	mp_target_remove_stale(&o->par->t, "report");
+	if (mp_target_name(name, sizeof(name), "report", "listen"))
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "cgroup name");
+	if (mp_target_create(&o->par->t, name, &spec, t, err))
 		return -1;
 	mem = mp_target_cg(t, MP_ROLE_MEMORY);
 	*backend = mem->hier.version == MP_CG_V1 ? MP_BACKEND_MEMCG :
@@ -1428,8 +1440,21 @@ int cmd_report(int argc, char **argv)
 		}
 		summarize_all(doc);
 	} else {
+		struct mp_parent par;
+
 		catch_signals();
+		/* without a memory cgroup the scenarios say so, one by one */
+		if (mp_parent_acquire(o.parent, "report", &par, &err)) {
+			if (err.status != MP_EXIT_UNAVAILABLE) {
+				files_abort(files, 3);
+				return cmd_fail(&err);
+			}
+		} else {
+			o.par = &par;
+		}
 		doc = run_suite(&o, &failed);
+		if (o.par)
+			mp_parent_release(o.par);
 		json_object_set_new(doc, "complete",
 				    json_boolean(!report_signal));
 		if (report_signal) {

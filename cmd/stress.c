@@ -61,6 +61,7 @@ struct stress_opts {
 	enum mp_backend backend;
 	bool emulate;
 	const char *cgroup;
+	const char *parent;
 	const char *hog;
 	bool json;
 	bool pretty;
@@ -87,6 +88,7 @@ enum {
 	OPT_NO_THROTTLE,
 	OPT_SWAP,
 	OPT_OVERCOMMIT,
+	OPT_PARENT,
 };
 
 static const struct argp_option options[] = {
@@ -115,6 +117,9 @@ static const struct argp_option options[] = {
 	{ "cgroup", 'c', "PATH", 0,
 	  "run in this existing cgroup instead of a transient one "
 	  "('/' pressures the whole host)", 0 },
+	{ "parent", OPT_PARENT, "PATH", 0,
+	  "create the transient cgroup under this cgroup (default: the v1 "
+	  "memory root, or on cgroup2 the caller's own delegated cgroup)", 0 },
 	{ "hog", 'H', "ARGS", 0,
 	  "also run 'stress-ng ARGS' in the cgroup, uncooperative", 0 },
 	{ "json", 'j', NULL, 0, "print one JSON document instead of the summary",
@@ -203,6 +208,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_NO_THROTTLE:
 		o->no_throttle = true;
 		break;
+	case OPT_PARENT:
+		o->parent = arg;
+		break;
 	case OPT_SWAP:
 		o->swap = true;
 		break;
@@ -257,6 +265,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
+	case ARGP_KEY_END:
+		if (o->cgroup && o->parent)
+			argp_error(state, "--cgroup and --parent exclude each other");
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -300,6 +312,7 @@ struct run {
 	struct mp_output out;		/* --output, opened before the run */
 	bool have_out;
 	/* cgroups: the run's (limit), engine and hog leaves, mempressure */
+	struct mp_parent parent;		/* where tgt was created */
 	struct mp_target tgt, engine_t, hog_t;
 	struct mp_cgroup cg, engine_cg, hog_cg, mp_cg;
 	bool created, engine_created, hog_created;
@@ -336,49 +349,6 @@ static void fmt_mib(uint64_t b, char *buf, size_t len)
 	snprintf(buf, len, "%.0f MiB", (double)b / (1 << 20));
 }
 
-/*
- * A run killed with SIGKILL cannot remove its transient cgroup: remove
- * those of runs whose process is gone, when nothing runs in them.
- */
-static void remove_stale(const struct mp_cgroup *root)
-{
-	static const char *const leaves[] = { "engine", "hog" };
-	char buf[64];
-	struct dirent *de;
-	DIR *d;
-
-	d = opendir(root->dir);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		struct mp_cgroup cg, leaf;
-		char *end;
-		long pid;
-		size_t i;
-
-		if (strncmp(de->d_name, "mpctl-stress-", 13))
-			continue;
-		pid = strtol(de->d_name + 13, &end, 10);
-		if (*end || pid <= 0 || !kill((pid_t)pid, 0) || errno != ESRCH)
-			continue;
-		cg = *root;
-		snprintf(cg.dir, sizeof(cg.dir), "%s/%s", root->dir,
-			 de->d_name);
-		for (i = 0; i < 2; i++) {
-			leaf = cg;
-			snprintf(leaf.dir, sizeof(leaf.dir), "%s/%s", cg.dir,
-				 leaves[i]);
-			if (!mp_cg_read(&leaf, "cgroup.procs", buf,
-					sizeof(buf)) && !buf[0])
-				rmdir(leaf.dir);
-		}
-		if (!mp_cg_read(&cg, "cgroup.procs", buf, sizeof(buf)) &&
-		    !buf[0])
-			rmdir(cg.dir);
-	}
-	closedir(d);
-}
-
 static bool want_mempressure(const struct stress_opts *o)
 {
 	return (o->backend == MP_BACKEND_MEMPRESSURE ||
@@ -396,9 +366,7 @@ static int setup_cgroups(struct run *r, struct mp_err *err)
 		.mempressure = want_mempressure(o),
 	};
 	const struct mp_cgroup *mem;
-	struct mp_target root;
-	char name[64], path[PATH_MAX + 32];
-	int i;
+	char name[128], path[PATH_MAX + 32];
 
 	if (o->cgroup) {
 		mp_target_resolve(o->cgroup, &r->tgt);
@@ -418,15 +386,12 @@ static int setup_cgroups(struct run *r, struct mp_err *err)
 				       "cannot write to cgroup '%s'",
 				       r->cg.path);
 	} else {
-		mp_target_resolve("/", &root);
-		if (!mp_target_cg(&root, MP_ROLE_MEMORY))
-			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-				       "no memory cgroup to limit the run: neither a v1 memory hierarchy nor cgroup2 with the memory controller (use --cgroup / to pressure the whole host)");
-		for (i = 0; i < MP_ROLE_NR; i++)
-			if (mp_target_cg(&root, i))
-				remove_stale(mp_target_cg(&root, i));
-		snprintf(name, sizeof(name), "mpctl-stress-%d", (int)getpid());
-		if (mp_target_create(&root, name, &spec, &r->tgt, err))
+		if (mp_parent_acquire(o->parent, "stress", &r->parent, err))
+			return -1;
+		mp_target_remove_stale(&r->parent.t, "stress");
+		if (mp_target_name(name, sizeof(name), "stress", NULL))
+			return mp_errf(err, MP_EXIT_FAILURE, errno, "cgroup name");
+		if (mp_target_create(&r->parent.t, name, &spec, &r->tgt, err))
 			return -1;
 		r->created = true;
 		r->cg = *mp_target_cg(&r->tgt, MP_ROLE_MEMORY);
@@ -458,6 +423,7 @@ static void remove_cgroups(struct run *r)
 	mp_target_remove(&r->hog_t, 5000);
 	mp_target_remove(&r->engine_t, 5000);
 	mp_target_remove(&r->tgt, 5000);
+	mp_parent_release(&r->parent);
 	r->hog_created = r->engine_created = r->created = false;
 }
 

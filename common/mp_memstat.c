@@ -57,14 +57,52 @@ static int stat_value(const struct mp_cgroup *cg, const char *file,
 	return -1;
 }
 
+/*
+ * cgroup2: the lowest memory.max or memory.high from cg up to the root of
+ * the mount, which in a cgroup namespace is the namespace's root: a child
+ * of a limited cgroup works against its ancestors' limits.
+ */
+static uint64_t v2_limit(const struct mp_cgroup *cg)
+{
+	static const char *const files[] = { "memory.max", "memory.high" };
+	size_t ml = strlen(cg->hier.mnt);
+	struct mp_cgroup up = *cg;
+	uint64_t lim = NO_LIMIT, v;
+	char *slash;
+	size_t i;
+
+	for (;;) {
+		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+			if (!mp_cg_read_u64(&up, files[i], &v) && v < lim)
+				lim = v;
+		slash = strrchr(up.dir, '/');
+		if (strlen(up.dir) <= ml || !slash ||
+		    (size_t)(slash - up.dir) < ml)
+			break;
+		*slash = '\0';
+	}
+	return lim;
+}
+
+/*
+ * A cgroup with its own usage counter: any but the root. The root of a
+ * cgroup namespace is a cgroup of the host: it has memory.current.
+ */
+static bool has_usage(const struct mp_cgroup *cg)
+{
+	return strcmp(cg->path, "/") ||
+	       (cg->hier.version == MP_CG_V2 &&
+		mp_cg_has_file(cg, "memory.current"));
+}
+
 int mp_memstat_open(struct mp_memstat *ms, const struct mp_cgroup *cg)
 {
-	char path[PATH_MAX + 32], buf[64];
+	char path[PATH_MAX + 32];
 	uint64_t lim = 0;
 
 	memset(ms, 0, sizeof(*ms));
 	ms->usage_fd = -1;
-	if (cg && strcmp(cg->path, "/")) {
+	if (cg && cg->dir[0] && has_usage(cg)) {
 		if (cg->hier.version == MP_CG_V1) {
 			snprintf(path, sizeof(path), "%s/memory.usage_in_bytes",
 				 cg->dir);
@@ -75,11 +113,7 @@ int mp_memstat_open(struct mp_memstat *ms, const struct mp_cgroup *cg)
 		} else {
 			snprintf(path, sizeof(path), "%s/memory.current",
 				 cg->dir);
-			if (mp_cg_read(cg, "memory.max", buf, sizeof(buf)) ||
-			    !strncmp(buf, "max", 3))
-				lim = NO_LIMIT;
-			else
-				lim = strtoull(buf, NULL, 10);
+			lim = v2_limit(cg);
 		}
 		ms->usage_fd = open(path, O_RDONLY | O_CLOEXEC);
 	}

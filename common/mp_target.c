@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mp_target.h"
@@ -533,4 +536,275 @@ int mp_target_remove(struct mp_target *t, int timeout_ms)
 		tc->created = false;
 	}
 	return ret;
+}
+
+/* ---- placement ------------------------------------------------------ */
+
+/* Whether cg has a child cgroup other than the directory except. */
+static bool has_other_children(const struct mp_cgroup *cg, const char *except)
+{
+	const char *base = strrchr(except, '/');
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	base = base ? base + 1 : except;
+	d = opendir(cg->dir);
+	if (!d)
+		return true;
+	while (!found && (de = readdir(d)))
+		found = de->d_type == DT_DIR && de->d_name[0] != '.' &&
+			strcmp(de->d_name, base);
+	closedir(d);
+	return found;
+}
+
+static unsigned long pidns_id(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) ? 0 : (unsigned long)st.st_ino;
+}
+
+int mp_target_name(char *buf, size_t len, const char *kind,
+		   const char *suffix)
+{
+	int n = snprintf(buf, len, "mpctl-%s-%d-%lu%s%s", kind, (int)getpid(),
+			 pidns_id(), suffix ? "-" : "", suffix ? suffix : "");
+
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+static bool cg_empty(const struct mp_cgroup *cg)
+{
+	char buf[64];
+
+	return !mp_cg_read(cg, "cgroup.procs", buf, sizeof(buf)) && !buf[0];
+}
+
+/* rmdir cg's empty child cgroups, then cg if empty */
+static void remove_empty_tree(const struct mp_cgroup *cg)
+{
+	struct mp_cgroup child;
+	struct dirent *de;
+	DIR *d;
+
+	d = opendir(cg->dir);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (de->d_type != DT_DIR || de->d_name[0] == '.')
+				continue;
+			child = *cg;
+			if (snprintf(child.dir, sizeof(child.dir), "%s/%s",
+				     cg->dir, de->d_name) >=
+			    (int)sizeof(child.dir))
+				continue;
+			if (cg_empty(&child))
+				rmdir(child.dir);
+		}
+		closedir(d);
+	}
+	if (cg_empty(cg))
+		rmdir(cg->dir);
+}
+
+void mp_target_remove_stale(const struct mp_target *parent, const char *kind)
+{
+	char prefix[64];
+	unsigned long ns = pidns_id();
+	size_t pl;
+	int r;
+
+	pl = (size_t)snprintf(prefix, sizeof(prefix), "mpctl-%s-", kind);
+	for (r = 0; r < MP_ROLE_NR; r++) {
+		const struct mp_cgroup *pcg = mp_target_cg(parent, r);
+		struct dirent *de;
+		DIR *d;
+
+		if (!pcg || (r == MP_ROLE_UNIFIED &&
+			     mp_target_cg(parent, MP_ROLE_MEMORY) &&
+			     !strcmp(pcg->dir,
+				     mp_target_cg(parent,
+						  MP_ROLE_MEMORY)->dir)))
+			continue;
+		d = opendir(pcg->dir);
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			struct mp_cgroup cg;
+			unsigned long dns;
+			char *end;
+			long pid;
+
+			if (strncmp(de->d_name, prefix, pl))
+				continue;
+			pid = strtol(de->d_name + pl, &end, 10);
+			if (pid <= 0 || *end != '-')
+				continue;
+			dns = strtoul(end + 1, &end, 10);
+			/* only ours: this pid namespace, the process gone */
+			if ((*end && *end != '-') || dns != ns ||
+			    !kill((pid_t)pid, 0) || errno != ESRCH)
+				continue;
+			cg = *pcg;
+			if (snprintf(cg.dir, sizeof(cg.dir), "%s/%s", pcg->dir,
+				     de->d_name) >= (int)sizeof(cg.dir))
+				continue;
+			remove_empty_tree(&cg);
+		}
+		closedir(d);
+	}
+}
+
+static bool has_word(const struct mp_cgroup *cg, const char *file,
+		     const char *word)
+{
+	char buf[1024];
+
+	return !mp_cg_read(cg, file, buf, sizeof(buf)) && word_in(buf, word);
+}
+
+/* Whether cg's cgroup.procs lists a process other than the caller. */
+static bool others_in(const struct mp_cgroup *cg)
+{
+	char buf[4096], *p, *end;
+	long self = (long)getpid();
+
+	if (mp_cg_read(cg, "cgroup.procs", buf, sizeof(buf)))
+		return true;
+	for (p = buf; *p; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (pid != self)
+			return true;
+	}
+	return false;
+}
+
+static int move_self(const struct mp_cgroup *to)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%d", (int)getpid());
+	return mp_cg_write(to, "cgroup.procs", buf);
+}
+
+/* cgroup2, not the root: make cg a parent the caller may create under */
+static int v2_delegated(struct mp_parent *p, const char *kind, bool own,
+			struct mp_err *err)
+{
+	const struct mp_cgroup *cg = &p->t.role[MP_ROLE_MEMORY].cg;
+	char name[128];
+
+	static const char *const files[] = { "cgroup.procs",
+					     "cgroup.subtree_control" };
+	char path[PATH_MAX + 32];
+	size_t i;
+	int e = 0;
+
+	/* mkdir, and the two files a parent needs */
+	if (access(cg->dir, W_OK))
+		e = errno;
+	for (i = 0; !e && i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", cg->dir, files[i]);
+		if (access(path, W_OK))
+			e = errno;
+	}
+	if (e == EROFS)
+		return mp_errf(err, MP_EXIT_NOPERM, 0,
+			       "the cgroup file system '%s' is read-only here: give the container a writable, delegated cgroup2 (its own cgroup namespace), or name a writable cgroup",
+			       cg->hier.mnt);
+	if (e)
+		return mp_errf(err, MP_EXIT_NOPERM, 0,
+			       "cgroup '%s' is not delegated to you: run mpctl in a systemd service or scope with Delegate=yes (systemd-run --user --scope -p Delegate=yes mpctl ...), or name a delegated cgroup",
+			       cg->path);
+	if (has_word(cg, "cgroup.subtree_control", "memory"))
+		return 0;
+	if (!own && others_in(cg))
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "cgroup '%s' has processes: a cgroup2 parent with processes cannot enable the memory controller for its children",
+			       cg->path);
+	if (own && others_in(cg))
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "cgroup '%s' has other processes, so controllers cannot be enabled below it (cgroup2's no-internal-process rule): start mpctl in a cgroup of its own (systemd-run --scope -p Delegate=yes mpctl ...)",
+			       cg->path);
+	if (own) {
+		if (mp_target_name(name, sizeof(name), kind, "self"))
+			return mp_errf(err, MP_EXIT_FAILURE, errno, "%s", kind);
+		p->home = *cg;
+		if (mp_cg_create(cg, name, &p->leaf))
+			return mp_errf(err, -1, errno,
+				       "cannot create cgroup '%s/%s'", cg->path,
+				       name);
+		if (move_self(&p->leaf)) {
+			mp_errf(err, -1, errno, "cannot move into cgroup '%s'",
+				p->leaf.path);
+			rmdir(p->leaf.dir);
+			return -1;
+		}
+		p->moved = true;
+	}
+	if (mp_cg_write(cg, "cgroup.subtree_control", "+memory"))
+		return mp_errf(err, -1, errno,
+			       "cannot enable the memory controller for the children of '%s'",
+			       cg->path);
+	p->enabled = true;
+	if (has_word(cg, "cgroup.controllers", "mempressure"))
+		mp_cg_write(cg, "cgroup.subtree_control", "+mempressure");
+	return 0;
+}
+
+int mp_parent_acquire(const char *user, const char *kind,
+		      struct mp_parent *p, struct mp_err *err)
+{
+	const struct mp_system *sys = mp_system();
+	const struct mp_cgroup *mem;
+
+	memset(p, 0, sizeof(*p));
+	if (!sys->have[MP_ROLE_MEMORY])
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "no memory cgroup: neither a v1 memory hierarchy nor cgroup2 with the memory controller");
+	if (!user && sys->v1_memory) {
+		mp_target_resolve("/", &p->t);
+		return 0;
+	}
+	mp_target_resolve(user, &p->t);
+	if (mp_target_get(&p->t, MP_ROLE_MEMORY, &mem, err))
+		return -1;
+	/* the real root has no cgroup.type; a namespace's root has one */
+	if (mem->hier.version == MP_CG_V1 ||
+	    !mp_cg_has_file(mem, "cgroup.type"))
+		return 0;
+	if (v2_delegated(p, kind, !user, err)) {
+		mp_parent_release(p);
+		return -1;
+	}
+	return 0;
+}
+
+void mp_parent_release(struct mp_parent *p)
+{
+	const struct mp_cgroup *cg = &p->t.role[MP_ROLE_MEMORY].cg;
+
+	if (!p->moved) {
+		p->enabled = false;
+		return;
+	}
+	/*
+	 * Back home: only a cgroup without controllers for its children may
+	 * take a process again, so disable what we enabled, unless another
+	 * child (another run) still uses it; then the leaf stays for the
+	 * next run's cleanup.
+	 */
+	if (p->enabled && !has_other_children(cg, p->leaf.dir))
+		mp_cg_write(cg, "cgroup.subtree_control", "-memory");
+	if (!move_self(&p->home))
+		rmdir(p->leaf.dir);
+	p->moved = p->enabled = false;
 }

@@ -122,6 +122,51 @@ int mp_target_remove(struct mp_target *t, int timeout_ms);
  */
 int mp_self_cgroup(const struct mp_hier *h, char *path, size_t len);
 
+/*
+ * Names of the cgroups a command creates: "mpctl-<kind>-<pid>-<pidns>"
+ * (and "-<suffix>"), the pid namespace's inode making them provably ours:
+ * stale-run cleanup removes only those of our pid namespace whose
+ * process is gone.
+ */
+int mp_target_name(char *buf, size_t len, const char *kind,
+		   const char *suffix);
+/*
+ * Remove, under parent (each role's cgroup), the empty cgroups of kind
+ * left by runs of this pid namespace whose process is gone, and their
+ * empty children.
+ */
+void mp_target_remove_stale(const struct mp_target *parent, const char *kind);
+
+/*
+ * Where a command puts the cgroups it creates.
+ *
+ *  user set     that cgroup (cgroupfs or hierarchy path), as it is: on
+ *               cgroup2 it must be delegated to the caller and empty of
+ *               processes to make the memory controller available below
+ *  v1 memory    the hierarchy's root (v1 has no delegation)
+ *  cgroup2      the caller's own cgroup (a systemd service or scope with
+ *               Delegate=yes): at the hierarchy's real root as it is;
+ *               elsewhere the caller first moves itself into a leaf
+ *               "mpctl-<kind>-<pid>-<pidns>-self" of it, because a cgroup
+ *               with processes cannot enable controllers for its children
+ *               (the no-internal-process rule). It must hold no other
+ *               process and be writable.
+ *
+ * mp_parent_release() removes the leaf, undoes what was enabled and
+ * moves the caller back when it can.
+ */
+struct mp_parent {
+	struct mp_target t;
+	struct mp_cgroup home;	/* the caller's cgroup before the move */
+	struct mp_cgroup leaf;
+	bool moved;
+	bool enabled;		/* memory enabled in t's subtree_control */
+};
+
+int mp_parent_acquire(const char *user, const char *kind,
+		      struct mp_parent *p, struct mp_err *err);
+void mp_parent_release(struct mp_parent *p);
+
 /* Backends and the order in which each use prefers them (one table). */
 enum mp_use {
 	MP_USE_EVENTS = 0,	/* listen: the best interface present */
