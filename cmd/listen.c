@@ -414,6 +414,8 @@ int cmd_listen(int argc, char **argv)
 			  mp_level_native(mp_source_backend(src),
 					  o.cfg.level),
 			  mp_source_file(src));
+	if (o.verbose && mp_source_note(src))
+		cmd_error("note: %s", mp_source_note(src));
 	/* the timeout counts from when listening starts */
 	if (o.timeout_ns)
 		w.deadline = mp_now_ns(CLOCK_MONOTONIC) + o.timeout_ns;

@@ -41,6 +41,7 @@ struct mp_source {
 	enum mp_cg_version cgver;
 	struct mp_cgroup cg;
 	bool system;		/* psi on /proc/pressure/memory */
+	char note[PATH_MAX + 64];	/* why it is not what was asked */
 	char file[PATH_MAX + 32];
 	int epfd;
 	int nwatch;
@@ -560,6 +561,16 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 		mp_syspath(path, sizeof(path), "/proc/pressure/memory");
 		src->system = true;
 		snprintf(src->cg.path, sizeof(src->cg.path), "/");
+	} else if (!priv && access(path, W_OK) && errno == EACCES) {
+		/*
+		 * A root-owned memory.pressure takes no trigger of ours; the
+		 * system-wide file does, with the kernel's unprivileged
+		 * rules (2 s windows, checked above).
+		 */
+		snprintf(src->note, sizeof(src->note),
+			 "'%s' is not writable: system-wide PSI", path);
+		mp_syspath(path, sizeof(path), "/proc/pressure/memory");
+		src->system = true;
 	}
 	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
 		char spec[96];
@@ -653,6 +664,11 @@ const struct mp_cgroup *mp_source_cgroup(const struct mp_source *src)
 const char *mp_source_file(const struct mp_source *src)
 {
 	return src->file;
+}
+
+const char *mp_source_note(const struct mp_source *src)
+{
+	return src->note[0] ? src->note : NULL;
 }
 
 int mp_source_read(struct mp_source *src, struct mp_event *ev,

@@ -106,6 +106,8 @@ enum mp_backend mp_source_backend(const struct mp_source *src);
 const struct mp_cgroup *mp_source_cgroup(const struct mp_source *src);
 /* The file the source watches, e.g. ".../memory.pressure". */
 const char *mp_source_file(const struct mp_source *src);
+/* Why the source is not what was asked (a fallback), or NULL. */
+const char *mp_source_note(const struct mp_source *src);
 void mp_source_close(struct mp_source *src);
 
 uint64_t mp_now_ns(int clock);
