@@ -605,7 +605,7 @@ static int open_mempressure(struct mp_source *src,
 
 	if (cfg->mode_set)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "--mode applies to the memcg backend only");
+			       "a propagation mode applies to the memcg backend only");
 	if (find_mempressure(&h))
 		return mp_backend_probe(MP_BACKEND_MEMPRESSURE, err);
 	if (mp_cgroup_resolve(&h, cfg->cgroup, &src->cg, err))
@@ -638,7 +638,7 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 
 	if (cfg->mode_set)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "--mode applies to the memcg backend only");
+			       "a propagation mode applies to the memcg backend only");
 	/* check every trigger before touching the kernel */
 	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
 		if (cfg->psi_set && l == (int)cfg->level)
@@ -690,7 +690,7 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 
 	if (cfg->psi_set && b != MP_BACKEND_PSI && b != MP_BACKEND_AUTO)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "--psi applies to the psi backend only");
+			       "a psi trigger applies to the psi backend only");
 	if (b == MP_BACKEND_AUTO) {
 		/* --mode and --psi choose their backend */
 		b = cfg->mode_set ? MP_BACKEND_MEMCG :

@@ -777,8 +777,8 @@ int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
 {
 	/*
 	 * An emulated client also watches the pipe to the emulator: when
-	 * its read end is gone (the "mpctl register" that owned it exited)
-	 * no request can come any more.
+	 * its read end is gone (the process that owned it exited) no
+	 * request can come any more.
 	 */
 	struct pollfd pfd[2] = {
 		{ .fd = mp_shrinker_fd(sh), .events = POLLIN },
@@ -794,9 +794,13 @@ int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
 		ret = poll(pfd, 2, t);
 		if (ret < 0)
 			return mp_errf(err, MP_EXIT_FAILURE, errno, "poll");
-		if (pfd[1].revents & (POLLERR | POLLHUP))
-			return mp_errf(err, MP_EXIT_FAILURE, 0,
-				       "the shrinker is gone: the 'mpctl register' that owned it has exited");
+		if (pfd[1].revents & (POLLERR | POLLHUP)) {
+			mp_errf(err, MP_EXIT_FAILURE, 0,
+				"the shrinker is gone: its owner has exited");
+			if (err)
+				err->errnum = EPIPE;	/* as a write would */
+			return -1;
+		}
 		if (ret > 0 && pfd[0].revents) {
 			ret = mp_shrinker_read(sh, chunks, err);
 			if (ret)
@@ -1020,7 +1024,7 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 
 	if (!e_fd || !e_chunk || !e_abi)
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "no shrinker registration in the environment (MPCTL_SHRINKER_FD, MPCTL_SHRINKER_CHUNK, MPCTL_SHRINKER_ABI): run under 'mpctl register'");
+			       "no shrinker registration in the environment (MPCTL_SHRINKER_FD, MPCTL_SHRINKER_CHUNK, MPCTL_SHRINKER_ABI)");
 	if (!strcmp(e_abi, "v1"))
 		abi = 1;
 	else if (!strcmp(e_abi, "v2"))
