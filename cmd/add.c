@@ -177,6 +177,9 @@ int cmd_add(int argc, char **argv)
 		 (ret < 0 && err.errnum == EINTR));
 	if (ret < 0) {
 		mp_shrinker_close(sh);
+		if (err.errnum == EPIPE)
+			mp_errf(&err, MP_EXIT_FAILURE, 0,
+				"the shrinker is gone: the 'mpctl register' that owned it has exited");
 		return cmd_fail(&err);
 	}
 	if (!ret) {

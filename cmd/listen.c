@@ -381,6 +381,25 @@ static int listen_loop(const struct listen_opts *o, struct mp_source *src,
 	}
 }
 
+/*
+ * --mode and --psi name their backend: say so in the options' words
+ * (the library would refuse them too, without naming options).
+ */
+static int check_backend_opts(const struct listen_opts *o)
+{
+	enum mp_backend b = o->cfg.backend;
+
+	if (o->cfg.psi_set && b != MP_BACKEND_PSI && b != MP_BACKEND_AUTO) {
+		cmd_error("--psi applies to the psi backend only");
+		return MP_EXIT_USAGE;
+	}
+	if (o->cfg.mode_set && b != MP_BACKEND_MEMCG && b != MP_BACKEND_AUTO) {
+		cmd_error("--mode applies to the memcg backend only");
+		return MP_EXIT_USAGE;
+	}
+	return 0;
+}
+
 int cmd_listen(int argc, char **argv)
 {
 	struct listen_opts o = {
@@ -395,6 +414,9 @@ int cmd_listen(int argc, char **argv)
 	cmd_argp_parse(&listen_argp, argc, argv, &o);
 	mp_target_resolve(o.cgroup, &target);
 	o.cfg.target = &target;
+	ret = check_backend_opts(&o);
+	if (ret)
+		return ret;
 
 	/* signals arrive through a signalfd, so poll() is the only wait */
 	if (mp_waiter_init(&w, 0, &err))

@@ -288,18 +288,28 @@ static uint64_t now_mono(void)
 }
 
 /* Start /proc/self/exe with argv, stdout to a pipe; stderr inherited. */
-static pid_t spawn_self(char *const argv[], int *outfd)
+/* errfd NULL: the child writes to our stderr, else to a pipe of its own */
+static pid_t spawn_self(char *const argv[], int *outfd, int *errfd)
 {
-	int p[2];
+	int p[2], e[2] = { -1, -1 };
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC))
 		return -1;
+	if (errfd && pipe2(e, O_CLOEXEC)) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
+		if (errfd) {
+			close(e[0]);
+			close(e[1]);
+		}
 		return -1;
 	}
 	if (!pid) {
@@ -313,12 +323,18 @@ static pid_t spawn_self(char *const argv[], int *outfd)
 		if (getppid() == 1)
 			_exit(127);
 		dup2(p[1], STDOUT_FILENO);
+		if (errfd)
+			dup2(e[1], STDERR_FILENO);
 		execv("/proc/self/exe", argv);
 		_exit(127);
 	}
 	setpgid(pid, pid);	/* no race with a signal before exec */
 	close(p[1]);
 	*outfd = p[0];
+	if (errfd) {
+		close(e[1]);
+		*errfd = e[0];
+	}
 	return pid;
 }
 
@@ -493,7 +509,7 @@ static int run_stress(const struct report_opts *o, const struct scenario *s,
 	pid_t pid;
 
 	stress_argv(o, s, NULL, &a);
-	pid = spawn_self(a.argv, &fd);
+	pid = spawn_self(a.argv, &fd, NULL);
 	if (pid < 0)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot run 'mpctl stress'");
@@ -619,6 +635,58 @@ static void listen_lines(struct listen_acc *a, uint64_t t)
 }
 
 /*
+ * listen's stderr: its complete lines go on to ours, except the one that
+ * says it is listening ("mpctl listen: listening: ..." from --verbose),
+ * which sets *ready (if not NULL).
+ */
+static void listen_stderr(struct buf *b, bool *ready)
+{
+	char *line = b->data, *nl;
+
+	if (!b->len)
+		return;
+	while ((nl = memchr(line, '\n', b->data + b->len - line))) {
+		*nl = '\0';
+		if (strstr(line, ": listening: ")) {
+			if (ready)
+				*ready = true;
+		} else {
+			fprintf(stderr, "%s\n", line);
+		}
+		line = nl + 1;
+	}
+	b->len -= line - b->data;
+	memmove(b->data, line, b->len);
+	b->data[b->len] = '\0';
+}
+
+/*
+ * Wait until listen has registered, so that stress starts to allocate
+ * only then: until its "listening" line, its exit (stress then runs and
+ * listen's status tells), a signal to us or the deadline.
+ */
+static void wait_listening(int fd, struct buf *b, uint64_t deadline)
+{
+	bool ready = false;
+	uint64_t now;
+
+	while (!ready && !report_signal && (now = now_mono()) < deadline) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int n;
+
+		n = poll(&pfd, 1, (int)((deadline - now) / 1000000 + 1));
+		if (n < 0 && errno != EINTR)
+			return;
+		if (n <= 0)
+			continue;
+		n = buf_read(b, fd);
+		if (n == 0 || (n < 0 && errno != EINTR))
+			return;
+		listen_stderr(b, &ready);
+	}
+}
+
+/*
  * The listen scenario: "mpctl listen --json" watches the cgroup that
  * "mpctl stress" runs in. For every event line, the latency is the time
  * from listen's wake-up (its "monotonic_ns") to our reading the line: the
@@ -629,54 +697,60 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 		      json_t **out, struct mp_err *err)
 {
 	struct listen_acc acc = { 0 };
-	struct buf sb = { 0 };
+	struct buf sb = { 0 }, eb = { 0 };
 	struct stress_args sa;
 	enum mp_backend be = MP_BACKEND_MEMCG;
 	const struct mp_cgroup *cg;
 	struct mp_target lt;
 	uint64_t start, deadline, t;
-	int lfd, sfd, lstatus, sstatus, ret = 0;
-	char *largv[] = { "mpctl", "listen", "--json", "--backend", NULL,
-			  "--cgroup", NULL, NULL };
-	bool lopen = true, sopen = true, passed = false;
+	int lfd, lerr, sfd, lstatus, sstatus, ret = 0;
+	char *largv[] = { "mpctl", "listen", "--json", "--verbose",
+			  "--backend", NULL, "--cgroup", NULL, NULL };
+	bool lopen = true, eopen = true, sopen = true, passed = false;
 	json_t *stress = NULL, *doc;
 	pid_t lpid, spid;
 
 	if (listen_cgroup(o, &lt, &be, err))
 		return -1;
 	cg = mp_target_cg(&lt, MP_ROLE_MEMORY);
-	largv[4] = (char *)mp_backend_name(be);
-	largv[6] = (char *)cg->dir;
-	lpid = spawn_self(largv, &lfd);
+	largv[5] = (char *)mp_backend_name(be);
+	largv[7] = (char *)cg->dir;
+	lpid = spawn_self(largv, &lfd, &lerr);
 	if (lpid < 0) {
 		ret = mp_errf(err, MP_EXIT_FAILURE, errno,
 			      "cannot run 'mpctl listen'");
 		goto out_cg;
 	}
 	/* listen registers before stress starts to allocate */
-	usleep(100000);
+	wait_listening(lerr, &eb, now_mono() + 10000000000ULL);
 	stress_argv(o, s, cg->dir, &sa);
 	start = mp_now_ns(CLOCK_MONOTONIC);
-	spid = spawn_self(sa.argv, &sfd);
+	spid = spawn_self(sa.argv, &sfd, NULL);
 	if (spid < 0) {
 		ret = mp_errf(err, MP_EXIT_FAILURE, errno,
 			      "cannot run 'mpctl stress'");
 		kill(lpid, SIGTERM);
 		wait_child(lpid, 0);
 		close(lfd);
-		goto out_cg;
+		goto out_err;
 	}
 	deadline = start + o->duration_ns * 3 + 30000000000ULL;
 	while (sopen && now_mono() < deadline) {
-		struct pollfd pfd[2] = {
+		struct pollfd pfd[3] = {
 			{ .fd = lopen ? lfd : -1, .events = POLLIN },
 			{ .fd = sfd, .events = POLLIN },
+			{ .fd = eopen ? lerr : -1, .events = POLLIN },
 		};
 
 		deadline = pass_signal(spid, &passed, deadline);
 
-		if (poll(pfd, 2, 100) < 0 && errno != EINTR)
+		if (poll(pfd, 3, 100) < 0 && errno != EINTR)
 			break;
+		if (pfd[2].revents) {
+			if (buf_read(&eb, lerr) <= 0)
+				eopen = false;
+			listen_stderr(&eb, NULL);
+		}
 		if (pfd[0].revents) {
 			t = now_mono();
 			if (buf_read(&acc.b, lfd) <= 0)
@@ -694,6 +768,12 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 		listen_lines(&acc, now_mono());
 	lstatus = wait_child(lpid, now_mono() + 2000000000ULL);
 	close(lfd);
+	/* listen has exited: the rest of its stderr, to the end */
+	while (eopen && buf_read(&eb, lerr) > 0)
+		;
+	if (eb.len)
+		eb.data[eb.len++] = '\n';
+	listen_stderr(&eb, NULL);
 	stress = sb.data ? parse_doc(sb.data) : NULL;
 	if (stress_result(sstatus, &stress, err)) {
 		ret = -1;
@@ -748,6 +828,9 @@ out:
 	free(sb.data);
 	free(acc.b.data);
 	free(acc.lat);
+out_err:
+	close(lerr);
+	free(eb.data);
 out_cg:
 	if (mp_target_remove(&lt, 5000) && !ret)
 		cmd_error("cannot remove cgroup '%s': %s", cg->dir,

@@ -27,7 +27,8 @@ struct mp_chunk_pool {
 	pthread_mutex_t empty_lock;
 	void **empty;
 	size_t nempty, empty_cap;
-	bool no_populate;	/* MADV_POPULATE_WRITE is not supported */
+	/* MADV_POPULATE_WRITE is not supported: any thread may find out */
+	bool no_populate;	/* __atomic */
 	void *reserve;		/* one mapping carved into chunks */
 	size_t reserve_len;
 	int nlists;
@@ -178,10 +179,11 @@ static void *chunk_map(struct mp_chunk_pool *p)
 			return NULL;
 	}
 	/* one call faults every page in, far cheaper than a fault each */
-	if (p->touch && !p->no_populate &&
+	if (p->touch && !__atomic_load_n(&p->no_populate, __ATOMIC_RELAXED) &&
 	    madvise(c, p->size, MADV_POPULATE_WRITE)) {
-		if (errno == EINVAL)
-			p->no_populate = true;	/* before Linux 5.14 */
+		if (errno == EINVAL)	/* before Linux 5.14 */
+			__atomic_store_n(&p->no_populate, true,
+					 __ATOMIC_RELAXED);
 		else if (errno == ENOMEM || errno == EFAULT) {
 			munmap(c, p->size);
 			return NULL;

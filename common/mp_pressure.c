@@ -11,7 +11,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <poll.h>
 #include <unistd.h>
@@ -20,6 +19,7 @@
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_target.h"
+#include "mp_thread.h"
 
 #define PSI_WINDOW_MIN_US	500000ULL
 #define PSI_WINDOW_MAX_US	10000000ULL
@@ -44,6 +44,10 @@ struct mp_source {
 	char note[PATH_MAX + 64];	/* why it is not what was asked */
 	char file[PATH_MAX + 32];
 	int epfd;
+	/*
+	 * Filled in by mp_source_open() before the relay thread starts, and
+	 * only read afterwards, by the relay and by mp_source_read().
+	 */
 	int nwatch;
 	struct mp_watch watch[MP_LEVEL_NR];
 	int ntrig;
@@ -251,6 +255,7 @@ int mp_psi_check(const struct mp_psi_trigger *t, bool privileged,
 	return 0;
 }
 
+/* The entry is complete before epoll can report it. */
 static int add_watch(struct mp_source *src, int fd, enum mp_level level)
 {
 	struct epoll_event ev = {
@@ -259,22 +264,36 @@ static int add_watch(struct mp_source *src, int fd, enum mp_level level)
 	};
 	struct mp_watch *w = &src->watch[src->nwatch];
 
-	if (epoll_ctl(src->epfd, EPOLL_CTL_ADD, fd, &ev))
-		return -1;
 	w->fd = fd;
 	w->level = level;
+	if (epoll_ctl(src->epfd, EPOLL_CTL_ADD, fd, &ev))
+		return -1;
 	src->nwatch++;
 	return 0;
 }
 
-/* The watch of a level, made (with a fresh eventfd) if it is missing. */
-static int level_watch(struct mp_source *src, enum mp_level level)
+/* The watch of a level, or -1. Read-only: safe from the relay thread. */
+static int find_watch(const struct mp_source *src, enum mp_level level)
 {
-	int i, fd;
+	int i;
 
 	for (i = 0; i < src->nwatch; i++)
 		if (src->watch[i].level == level)
 			return i;
+	return -1;
+}
+
+/*
+ * The watch of a level, made (with a fresh eventfd) if it is missing.
+ * Only before the relay thread starts.
+ */
+static int level_watch(struct mp_source *src, enum mp_level level)
+{
+	int i, fd;
+
+	i = find_watch(src, level);
+	if (i >= 0)
+		return i;
 	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (fd < 0)
 		return -1;
@@ -352,28 +371,46 @@ static void *relay_fn(void *arg)
 			/* the threshold counts all, the level's watch tells it */
 			relay_signal(src, t->watch, cnt);
 			if (level > src->watch[t->watch].level)
-				relay_signal(src, level_watch(src, level), cnt);
+				relay_signal(src, find_watch(src, level), cnt);
 		}
 	}
 	atomic_store(&src->trig_lost, true);
 	return NULL;
 }
 
+/*
+ * A cgroup2 mempressure.level trigger reports the level of each event, and
+ * the relay signals that level's watch: every level above the trigger's
+ * gets its watch now, as the relay must not add to src->watch[] while
+ * mp_source_read() indexes it.
+ */
+static int relay_watches(struct mp_source *src)
+{
+	int i, l;
+
+	if (src->backend != MP_BACKEND_MEMPRESSURE)
+		return 0;
+	for (i = 0; i < src->ntrig; i++)
+		for (l = src->watch[src->trig[i].watch].level + 1;
+		     l < MP_LEVEL_NR; l++)
+			if (level_watch(src, l) < 0)
+				return -1;
+	return 0;
+}
+
 static int start_relay(struct mp_source *src, struct mp_err *err)
 {
-	sigset_t all, old;
 	int ret;
 
 	if (!src->ntrig)
 		return 0;
+	if (relay_watches(src))
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "eventfd");
 	src->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (src->stop_fd < 0)
 		return mp_errf(err, MP_EXIT_FAILURE, errno, "eventfd");
 	/* the thread takes no signals: they belong to the caller */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	ret = pthread_create(&src->relay, NULL, relay_fn, src);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ret = mp_thread_start(&src->relay, relay_fn, src);
 	if (ret)
 		return mp_errf(err, MP_EXIT_FAILURE, ret,
 			       "cannot start the trigger thread");
@@ -497,7 +534,7 @@ static int open_mempressure(struct mp_source *src,
 
 	if (cfg->mode_set)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "--mode applies to the memcg backend only");
+			       "a propagation mode applies to the memcg backend only");
 	if (mp_backend_probe(MP_BACKEND_MEMPRESSURE, err) ||
 	    mp_target_get(t, MP_ROLE_MEMPRESSURE, &cg, err))
 		return -1;
@@ -532,7 +569,7 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 
 	if (cfg->mode_set)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "--mode applies to the memcg backend only");
+			       "a propagation mode applies to the memcg backend only");
 	/* check every trigger before touching the kernel */
 	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
 		if (cfg->psi_set && l == (int)cfg->level)
@@ -597,7 +634,7 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 
 	if (cfg->psi_set && b != MP_BACKEND_PSI && b != MP_BACKEND_AUTO)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "--psi applies to the psi backend only");
+			       "a psi trigger applies to the psi backend only");
 	if (b == MP_BACKEND_AUTO) {
 		/* --mode and --psi choose their backend */
 		b = cfg->mode_set ? MP_BACKEND_MEMCG :
@@ -712,17 +749,13 @@ int mp_source_read(struct mp_source *src, struct mp_event *ev,
 
 void mp_source_close(struct mp_source *src)
 {
-	uint64_t one = 1;
 	int i;
 
 	if (!src)
 		return;
-	if (src->relay_started) {
-		if (write(src->stop_fd, &one, sizeof(one)) == sizeof(one))
-			pthread_join(src->relay, NULL);
-		else
-			pthread_cancel(src->relay);
-	}
+	/* the relay is gone before anything it uses is closed or freed */
+	if (src->relay_started)
+		mp_thread_stop(src->relay, src->stop_fd);
 	if (src->stop_fd >= 0)
 		close(src->stop_fd);
 	for (i = 0; i < src->ntrig; i++)

@@ -24,6 +24,7 @@
 #include "mp_parse.h"
 #include "mp_shrinker.h"
 #include "mp_target.h"
+#include "mp_thread.h"
 
 /* requests younger than this are taken as still being freed */
 #define EMUL_INFLIGHT_NS	10000000ULL
@@ -502,6 +503,59 @@ static int emul_watch(struct mp_shrinker *sh, int fd, uint32_t what)
 	return epoll_ctl(sh->emul_epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* The emulation's policy, for the emulation and the early warning alike. */
+static int emul_policy(struct mp_shrinker *sh,
+		       const struct mp_shrinker_cfg *cfg, struct mp_err *err)
+{
+	sh->pol = cfg->policy;
+	mp_emul_policy_defaults(&sh->pol);
+	if (sh->pol.target >= 1.0 || sh->pol.high > 1.0)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "shrinker policy: target and high must be fractions of the limit");
+	return 0;
+}
+
+/*
+ * What the emulation and the early warning share, once the caller has
+ * chosen sh->ucg (and, emulating, opened sh->src, the request eventfd and
+ * the pipe): usage and limit, the usage thresholds, the emulator's epoll
+ * set, and last the thread, when all it reads is in place. what names
+ * the machinery in messages.
+ */
+static int emul_start(struct mp_shrinker *sh, const char *what,
+		      struct mp_err *err)
+{
+	int e;
+
+	if (mp_memstat_open(&sh->ms, &sh->ucg))
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot read the memory usage of '%s'",
+			       sh->ucg.path);
+	ST_SET(sh, limit_bytes, sh->ms.limit);
+	sh->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	sh->emul_epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sh->stop_efd < 0 || sh->emul_epfd < 0)
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot set up %s", what);
+	/* not for "/": it has no limit (ms.limited is false) */
+	if (sh->pol.high > 0 && sh->ucg.hier.version == MP_CG_V1 &&
+	    sh->ms.limited)
+		register_thresholds(sh);
+	sh->high_bytes = sh->pol.high > 0 ?
+			 (uint64_t)(sh->pol.high * (double)sh->ms.limit) :
+			 (uint64_t)(sh->pol.target * (double)sh->ms.limit);
+	if (emul_watch(sh, sh->stop_efd, W_STOP) ||
+	    (sh->pipe_r >= 0 && emul_watch(sh, sh->pipe_r, W_PIPE)) ||
+	    (sh->src && emul_watch(sh, mp_source_fd(sh->src), W_SOURCE)) ||
+	    (sh->thresh_efd >= 0 && emul_watch(sh, sh->thresh_efd, W_THRESH)))
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_ctl");
+	e = mp_thread_start(&sh->thr, emul_thread, sh);
+	if (e)
+		return mp_errf(err, MP_EXIT_FAILURE, e, "cannot start %s", what);
+	sh->running = true;
+	return 0;
+}
+
 static int open_emulated(struct mp_shrinker *sh,
 			 const struct mp_shrinker_cfg *cfg,
 			 const struct mp_target *t, struct mp_err *err)
@@ -510,14 +564,11 @@ static int open_emulated(struct mp_shrinker *sh,
 		.backend = cfg->backend,
 		.target = t,
 	};
-	int pfd[2], e;
+	int pfd[2];
 
 	sh->mode = MP_SHRINKER_EMULATED;
-	sh->pol = cfg->policy;
-	mp_emul_policy_defaults(&sh->pol);
-	if (sh->pol.target >= 1.0 || sh->pol.high > 1.0)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "shrinker policy: target and high must be fractions of the limit");
+	if (emul_policy(sh, cfg, err))
+		return -1;
 	scfg.level = sh->pol.level;
 	if (scfg.backend == MP_BACKEND_AUTO ||
 	    scfg.backend == MP_BACKEND_MEMPRESSURE) {
@@ -547,19 +598,12 @@ static int open_emulated(struct mp_shrinker *sh,
 	sh->backend = mp_source_backend(sh->src);
 	sh->have_cg = true;
 	sh->ucg = sh->cg;
-	if (mp_memstat_open(&sh->ms, &sh->cg))
-		return mp_errf(err, MP_EXIT_FAILURE, errno,
-			       "cannot read the memory usage of '%s'",
-			       sh->cg.path);
-	ST_SET(sh, limit_bytes, sh->ms.limit);
 
 	sh->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	sh->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	sh->gone_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	sh->emul_epfd = epoll_create1(EPOLL_CLOEXEC);
 	sh->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (sh->efd < 0 || sh->stop_efd < 0 || sh->gone_efd < 0 ||
-	    sh->emul_epfd < 0 || sh->epfd < 0 || pipe2(pfd, O_CLOEXEC))
+	if (sh->efd < 0 || sh->gone_efd < 0 || sh->epfd < 0 ||
+	    pipe2(pfd, O_CLOEXEC))
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot set up the shrinker emulation");
 	/* the owner waits on requests and on the source failing */
@@ -574,23 +618,7 @@ static int open_emulated(struct mp_shrinker *sh,
 	sh->pipe_r = pfd[0];
 	sh->fd = pfd[1];
 	fcntl(sh->pipe_r, F_SETFL, O_NONBLOCK);
-	if (sh->pol.high > 0 && sh->ucg.hier.version == MP_CG_V1 &&
-	    sh->ms.limited && strcmp(sh->ucg.path, "/"))
-		register_thresholds(sh);
-	sh->high_bytes = sh->pol.high > 0 ?
-			 (uint64_t)(sh->pol.high * (double)sh->ms.limit) :
-			 (uint64_t)(sh->pol.target * (double)sh->ms.limit);
-	if (emul_watch(sh, sh->stop_efd, W_STOP) ||
-	    emul_watch(sh, sh->pipe_r, W_PIPE) ||
-	    emul_watch(sh, mp_source_fd(sh->src), W_SOURCE) ||
-	    (sh->thresh_efd >= 0 && emul_watch(sh, sh->thresh_efd, W_THRESH)))
-		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_ctl");
-	e = pthread_create(&sh->thr, NULL, emul_thread, sh);
-	if (e)
-		return mp_errf(err, MP_EXIT_FAILURE, e,
-			       "cannot start the shrinker emulation");
-	sh->running = true;
-	return 0;
+	return emul_start(sh, "the shrinker emulation", err);
 }
 
 /* Add the early-warning eventfd to the epoll instance readers wait on. */
@@ -622,49 +650,25 @@ static int open_assist(struct mp_shrinker *sh,
 		       const struct mp_target *t, struct mp_err *err)
 {
 	const struct mp_cgroup *mcg = mp_target_cg(t, MP_ROLE_MEMORY);
-	int afd, e;
+	int afd;
 
-	sh->pol = cfg->policy;
-	mp_emul_policy_defaults(&sh->pol);
+	if (emul_policy(sh, cfg, err))
+		return -1;
 	if (!mcg)
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "no memory cgroup '%s' for the shrinker's early warning",
 			       sh->cg.path);
 	sh->ucg = *mcg;
-	if (mp_memstat_open(&sh->ms, &sh->ucg))
-		return mp_errf(err, MP_EXIT_FAILURE, errno,
-			       "cannot read the memory usage of '%s'",
-			       sh->ucg.path);
-	ST_SET(sh, limit_bytes, sh->ms.limit);
 	afd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	sh->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	sh->emul_epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (afd < 0 || sh->stop_efd < 0 || sh->emul_epfd < 0) {
-		if (afd >= 0)
-			close(afd);
+	if (afd < 0)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot set up the shrinker's early warning");
-	}
 	if (attach_assist(sh, afd, err)) {
 		close(afd);
 		return -1;
 	}
 	sh->assist = true;
-	if (sh->pol.high > 0 && sh->ucg.hier.version == MP_CG_V1 &&
-	    sh->ms.limited)
-		register_thresholds(sh);
-	sh->high_bytes = sh->pol.high > 0 ?
-			 (uint64_t)(sh->pol.high * (double)sh->ms.limit) :
-			 (uint64_t)(sh->pol.target * (double)sh->ms.limit);
-	if (emul_watch(sh, sh->stop_efd, W_STOP) ||
-	    (sh->thresh_efd >= 0 && emul_watch(sh, sh->thresh_efd, W_THRESH)))
-		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_ctl");
-	e = pthread_create(&sh->thr, NULL, emul_thread, sh);
-	if (e)
-		return mp_errf(err, MP_EXIT_FAILURE, e,
-			       "cannot start the shrinker's early warning");
-	sh->running = true;
-	return 0;
+	return emul_start(sh, "the shrinker's early warning", err);
 }
 
 int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
@@ -775,8 +779,8 @@ int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
 {
 	/*
 	 * An emulated client also watches the pipe to the emulator: when
-	 * its read end is gone (the "mpctl register" that owned it exited)
-	 * no request can come any more.
+	 * its read end is gone (the process that owned it exited) no
+	 * request can come any more.
 	 */
 	struct pollfd pfd[2] = {
 		{ .fd = mp_shrinker_fd(sh), .events = POLLIN },
@@ -792,9 +796,13 @@ int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
 		ret = poll(pfd, 2, t);
 		if (ret < 0)
 			return mp_errf(err, MP_EXIT_FAILURE, errno, "poll");
-		if (pfd[1].revents & (POLLERR | POLLHUP))
-			return mp_errf(err, MP_EXIT_FAILURE, 0,
-				       "the shrinker is gone: the 'mpctl register' that owned it has exited");
+		if (pfd[1].revents & (POLLERR | POLLHUP)) {
+			mp_errf(err, MP_EXIT_FAILURE, 0,
+				"the shrinker is gone: its owner has exited");
+			if (err)
+				err->errnum = EPIPE;	/* as a write would */
+			return -1;
+		}
 		if (ret > 0 && pfd[0].revents) {
 			ret = mp_shrinker_read(sh, chunks, err);
 			if (ret)
@@ -874,15 +882,11 @@ void mp_shrinker_stats(const struct mp_shrinker *sh,
 
 void mp_shrinker_close(struct mp_shrinker *sh)
 {
-	uint64_t one = 1;
-
 	if (!sh)
 		return;
-	if (sh->running) {
-		if (write(sh->stop_efd, &one, sizeof(one)) != sizeof(one))
-			pthread_cancel(sh->thr);
-		pthread_join(sh->thr, NULL);
-	}
+	/* the thread is gone before anything it uses is closed or freed */
+	if (sh->running)
+		mp_thread_stop(sh->thr, sh->stop_efd);
 	mp_source_close(sh->src);
 	mp_memstat_close(&sh->ms);
 	close_fd(&sh->pipe_r);
@@ -1022,7 +1026,7 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 
 	if (!e_fd || !e_chunk || !e_abi)
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "no shrinker registration in the environment (MPCTL_SHRINKER_FD, MPCTL_SHRINKER_CHUNK, MPCTL_SHRINKER_ABI): run under 'mpctl register'");
+			       "no shrinker registration in the environment (MPCTL_SHRINKER_FD, MPCTL_SHRINKER_CHUNK, MPCTL_SHRINKER_ABI)");
 	if (!strcmp(e_abi, "v1"))
 		abi = 1;
 	else if (!strcmp(e_abi, "v2"))

@@ -165,7 +165,8 @@ int mp_shrinker_read(struct mp_shrinker *sh, uint64_t *chunks,
 
 /*
  * Block until a request comes (or timeout_ms passes, -1 forever):
- * 1 with *chunks, 0 on timeout, -1 on error (EINTR is an error here).
+ * 1 with *chunks, 0 on timeout, -1 on error (EINTR is an error here;
+ * err->errnum is EPIPE when the emulated shrinker's owner has exited).
  */
 int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
 		     int64_t timeout_ms, struct mp_err *err);

@@ -17,6 +17,7 @@
 
 #include "engine.h"
 #include "mp_pressure.h"
+#include "mp_thread.h"
 
 struct engine {
 	const struct stress_engine_cfg *cfg;
@@ -168,7 +169,7 @@ int stress_engine_run(const struct stress_engine_cfg *cfg)
 		ret = -1;
 		goto out;
 	}
-	if (pthread_create(&rthr, NULL, reclaim_thread, &e)) {
+	if (mp_thread_start(&rthr, reclaim_thread, &e)) {
 		snprintf(cfg->shm->error, sizeof(cfg->shm->error),
 			 "cannot start the reclaim thread");
 		ret = -1;
@@ -177,7 +178,7 @@ int stress_engine_run(const struct stress_engine_cfg *cfg)
 	for (i = 0; i < cfg->threads; i++) {
 		args[i].e = &e;
 		args[i].idx = i;
-		if (pthread_create(&thr[i], NULL, alloc_thread, &args[i])) {
+		if (mp_thread_start(&thr[i], alloc_thread, &args[i])) {
 			engine_error(&e, "cannot start the allocator threads");
 			SET(cfg->shm->stop, 1);
 			ret = -1;

@@ -83,6 +83,7 @@
 #include "mp_shrinker.h"
 #include "mp_target.h"
 #include "mp_stats.h"
+#include "mp_thread.h"
 
 static struct {
 	struct mp_shrinker *sh;
@@ -304,11 +305,11 @@ int main(int argc, char **argv)
 	       mp_shrinker_cgroup(t.sh) ? mp_shrinker_cgroup(t.sh)->path :
 	       "?", threads, cfg.chunk_size, maxc);
 	fflush(stdout);
-	if (pthread_create(&rthr, NULL, reclaim_thread, NULL))
+	if (mp_thread_start(&rthr, reclaim_thread, NULL))
 		die("cannot start the reclaim thread", NULL);
 	for (i = 0; i < threads; i++)
-		if (pthread_create(&thr[i], NULL, alloc_thread,
-				   (void *)(intptr_t)i))
+		if (mp_thread_start(&thr[i], alloc_thread,
+				    (void *)(intptr_t)i))
 			die("cannot start the allocator threads", NULL);
 
 	if (duration) {
