@@ -34,7 +34,12 @@ struct mp_watch {
 struct mp_trigger {
 	int fd;
 	int watch;		/* index of the watch it feeds */
+	bool events;		/* cgroup2 memory.events: counters, no trigger */
+	uint64_t high, max;	/* events: the counts last read */
 };
+
+/* the PSI triggers of each level, and memory.events */
+#define MP_TRIG_NR	(MP_LEVEL_NR + 1)
 
 struct mp_source {
 	enum mp_backend backend;
@@ -51,7 +56,7 @@ struct mp_source {
 	int nwatch;
 	struct mp_watch watch[MP_LEVEL_NR];
 	int ntrig;
-	struct mp_trigger trig[MP_LEVEL_NR];
+	struct mp_trigger trig[MP_TRIG_NR];
 	int stop_fd;		/* eventfd that ends the relay thread */
 	pthread_t relay;
 	bool relay_started;
@@ -319,10 +324,45 @@ static void relay_signal(struct mp_source *src, int watch, uint64_t n)
  * the source's epoll set holds eventfds only. It sleeps until an event
  * or mp_source_close(): no periodic wake-up.
  */
+/*
+ * memory.events changed: MP_LEVEL_CRITICAL when max, oom or oom_kill
+ * grew (allocations hit memory.max), MP_LEVEL_MEDIUM when only high grew
+ * (throttled above memory.high), MP_LEVEL_NR when neither did (another
+ * counter), -1 when the file is gone.
+ */
+static int events_level(struct mp_trigger *t)
+{
+	uint64_t high = 0, max = 0, v;
+	char buf[512], key[32], *p;
+	int level = MP_LEVEL_NR;
+	ssize_t n;
+
+	n = pread(t->fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (sscanf(p, "%31s %" SCNu64, key, &v) != 2)
+			continue;
+		if (!strcmp(key, "high"))
+			high = v;
+		else if (!strcmp(key, "max") || !strcmp(key, "oom") ||
+			 !strcmp(key, "oom_kill"))
+			max += v;
+	}
+	if (max > t->max)
+		level = MP_LEVEL_CRITICAL;
+	else if (high > t->high)
+		level = MP_LEVEL_MEDIUM;
+	t->high = high;
+	t->max = max;
+	return level;
+}
+
 static void *relay_fn(void *arg)
 {
 	struct mp_source *src = arg;
-	struct pollfd pfd[MP_LEVEL_NR + 1];
+	struct pollfd pfd[MP_TRIG_NR + 1];
 	int i;
 
 	pfd[0].fd = src->stop_fd;
@@ -347,7 +387,23 @@ static void *relay_fn(void *arg)
 			char buf[64], name[16];
 			ssize_t n;
 
+			if (t->events && (rev & (POLLPRI | POLLERR))) {
+				/* a changed file polls as POLLERR too */
+				int el = events_level(t);
+
+				if (el < 0)
+					goto lost;
+				/* another counter, or below the threshold */
+				if (el == MP_LEVEL_NR ||
+				    el < (int)src->watch[t->watch].level)
+					continue;
+				relay_signal(src, t->watch, 1);
+				if (el > (int)src->watch[t->watch].level)
+					relay_signal(src, find_watch(src, el), 1);
+				continue;
+			}
 			if (rev & (POLLERR | POLLHUP | POLLNVAL)) {
+lost:
 				/* the file is gone: wake the reader, stop */
 				atomic_store(&src->trig_lost, true);
 				relay_signal(src, t->watch, 1);
@@ -388,13 +444,15 @@ static int relay_watches(struct mp_source *src)
 {
 	int i, l;
 
-	if (src->backend != MP_BACKEND_MEMPRESSURE)
-		return 0;
-	for (i = 0; i < src->ntrig; i++)
+	for (i = 0; i < src->ntrig; i++) {
+		if (src->backend != MP_BACKEND_MEMPRESSURE &&
+		    !src->trig[i].events)
+			continue;
 		for (l = src->watch[src->trig[i].watch].level + 1;
 		     l < MP_LEVEL_NR; l++)
 			if (level_watch(src, l) < 0)
 				return -1;
+	}
 	return 0;
 }
 
@@ -496,6 +554,34 @@ static int trigger_register(struct mp_source *src, const char *path,
 		e = errno;
 		close(fd);
 		return mp_errf(err, MP_EXIT_FAILURE, e, "eventfd");
+	}
+	src->ntrig++;
+	return 0;
+}
+
+/*
+ * cgroup2 memory.events beside PSI: the kernel notifies (POLLPRI) when a
+ * counter changes, and high, max and oom change before a stall shows in
+ * PSI's averages. A cgroup without the memory controller has no file.
+ */
+static int events_register(struct mp_source *src, enum mp_level level,
+			   struct mp_err *err)
+{
+	struct mp_trigger *t = &src->trig[src->ntrig];
+	char path[PATH_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/memory.events", src->cg.dir);
+	t->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (t->fd < 0)
+		return errno == ENOENT ? 0 :
+		       mp_errf(err, -1, errno, "cannot open '%s'", path);
+	t->events = true;
+	/* the counts so far, and the kernel's notion of what we have seen */
+	events_level(t);
+	t->watch = level_watch(src, level);
+	if (t->watch < 0) {
+		close(t->fd);
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "eventfd");
 	}
 	src->ntrig++;
 	return 0;
@@ -609,6 +695,8 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 		mp_syspath(path, sizeof(path), "/proc/pressure/memory");
 		src->system = true;
 	}
+	if (!src->system && events_register(src, cfg->level, err))
+		return -1;
 	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
 		char spec[96];
 
