@@ -142,3 +142,51 @@ listening() {
 	assert_failure 64
 	assert_output --partial "must not contain '.' or '..'"
 }
+
+@test "sysroot: cgroup2-only systemd machine: stress refuses a session scope with other processes" {
+	tree v2-systemd
+	local scope=$T/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope
+	MPCTL_SYSROOT=$T run --separate-stderr "$MPCTL_BIN" stress --duration 1s
+	assert_failure 1
+	[ "$stderr" = "mpctl stress: cgroup '/user.slice/user-1000.slice/session-2.scope' has other processes, so controllers cannot be enabled below it (cgroup2's no-internal-process rule): start mpctl in a cgroup of its own (systemd-run --scope -p Delegate=yes mpctl ...)" ]
+	# nothing made, nothing enabled, nobody moved
+	run find "$scope" -mindepth 1 -type d
+	assert_output ""
+	[ ! -e "$T/sys/fs/cgroup/cgroup.subtree_control" ]
+	run cat "$scope/cgroup.procs"
+	assert_output $'1201\n1377'
+}
+
+@test "sysroot: cgroup2-only systemd machine: report refuses the same scope in one line" {
+	tree v2-systemd
+	MPCTL_SYSROOT=$T run --separate-stderr "$MPCTL_BIN" report -s shrinker \
+		-d 1s -r 1 --json
+	assert_failure 1
+	[ "${#stderr_lines[@]}" -eq 1 ]
+	[[ $stderr == *"has other processes"* ]]
+	assert_output ""
+}
+
+@test "sysroot: stress --parent puts the run in a delegated cgroup (user@.service's app.slice)" {
+	tree v2-systemd
+	local app=$T/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/app.slice
+	# the recorded tree has no memory.max to write in a new cgroup: the
+	# failure names where the run's cgroup was made, and it is gone again
+	MPCTL_SYSROOT=$T run --separate-stderr "$MPCTL_BIN" stress \
+		--parent /user.slice/user-1000.slice/user@1000.service/app.slice \
+		--duration 1s
+	assert_failure 1
+	[[ $stderr == "mpctl stress: cannot set the limit of '/user.slice/user-1000.slice/user@1000.service/app.slice/mpctl-stress-"* ]]
+	run find "$app" -mindepth 1 -type d
+	assert_output ""
+}
+
+@test "sysroot: cgroup2-only systemd machine: register emulates over PSI in the session scope" {
+	tree v2-systemd
+	MPCTL_SYSROOT=$T run --separate-stderr timeout 10 "$MPCTL_BIN" \
+		register -C 1M -v -- true
+	assert_success
+	[ "$stderr" = "mpctl register: registered: mode=emulated backend=psi cgroup=/user.slice/user-1000.slice/session-2.scope chunk=1048576; listening for reclaim requests" ]
+	run cat "$T/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope/memory.pressure"
+	assert_output --regexp '^(some|full) [0-9]+ [0-9]+'
+}

@@ -11,10 +11,10 @@ setup() {
 }
 
 @test "bench v2: kernel shrinker alone, no swap" {
-	bench_stress v2 noswap
+	bench_stress v2 noswap --no-assist -b mempressure
 }
 
 @test "bench v2: kernel shrinker alone, zram swap" {
 	requires swap
-	bench_stress v2 swap --swap
+	bench_stress v2 swap --no-assist -b mempressure --swap
 }

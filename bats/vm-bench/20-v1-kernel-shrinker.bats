@@ -16,10 +16,10 @@ teardown() {
 }
 
 @test "bench v1: kernel shrinker alone, no swap" {
-	bench_stress v1 noswap
+	bench_stress v1 noswap --no-assist -b mempressure
 }
 
 @test "bench v1: kernel shrinker alone, zram swap" {
 	requires swap
-	bench_stress v1 swap --swap
+	bench_stress v1 swap --no-assist -b mempressure --swap
 }

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-# The kernel shrinker benchmark inside the VM (boot groups bench-v2 and
-# bench-v1, see bench/vm-kernel-shrinker.sh): mpctl stress with the
-# kernel's shrinker alone, RUNS times, one summary line per run on the TAP
-# as "# BENCH {json}".  Kernel parameters: mpctl.runs=N (default 10),
+# The shrinker benchmarks inside the VM (boot groups bench-v2, bench-v1
+# and bench-v2pure, see kernel-patch/scripts/bench-kernel-shrinker.sh):
+# mpctl stress RUNS times, one summary line per run on the TAP as
+# "# BENCH {json}".  Kernel parameters: mpctl.runs=N (default 10),
 # mpctl.lru_gen=y|n (MGLRU on or off for the runs), preempt= as usual.
 
 load ../vm/helpers
@@ -15,9 +15,10 @@ bench_arg() {
 	echo "$2"
 }
 
+# bench_setup [WHAT...]: requires WHAT (default: the kernel's shrinker)
 bench_setup() {
 	local lg
-	requires vm root mempressure memcg mpctl
+	requires vm root memcg mpctl "${@:-mempressure}"
 	lg=$(bench_arg lru_gen "")
 	if [ -n "$lg" ]; then
 		[ -w /sys/kernel/mm/lru_gen/enabled ] ||
@@ -26,7 +27,8 @@ bench_setup() {
 	fi
 }
 
-# bench_stress LAYOUT MODE [ARGS...]: RUNS stress runs, a BENCH line each
+# bench_stress LAYOUT MODE [ARGS...]: RUNS stress runs with ARGS, a BENCH
+# line each
 bench_stress() {
 	local layout=$1 mode=$2 runs i doc lg preempt
 	shift 2
@@ -35,7 +37,7 @@ bench_stress() {
 	preempt=$(bench_arg preempt default)
 	for i in $(seq "$runs"); do
 		doc=$BATS_TEST_TMPDIR/run-$i.json
-		mpctl stress --no-assist -b mempressure --chunk 1M --threads 4 \
+		mpctl stress --chunk 1M --threads 4 \
 			--overcommit 2 --duration 10s --limit 128M --json "$@" \
 			>"$doc" 2>"$BATS_TEST_TMPDIR/err" || true
 		jq -e .schema "$doc" >/dev/null 2>&1 ||

@@ -116,7 +116,13 @@ run_boot() {
 
 	msg "boot $group ($accel, timeout ${VMTEST_TIMEOUT}s), console in '$console'"
 	t0=$(date +%s)
-	boot "$VMTEST_TIMEOUT" "$console" "$tapraw" "$append mpctl.boot=$group"
+	local extra=
+	# the pure cgroup2 boot is a stock kernel for memcg's paths
+	case $group in
+	v2pure | bench-v2pure) extra=" cgroup_disable=mempressure" ;;
+	esac
+	boot "$VMTEST_TIMEOUT" "$console" "$tapraw" \
+		"$append mpctl.boot=$group$extra"
 	secs=$(($(date +%s) - t0))
 
 	if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
@@ -193,7 +199,7 @@ fail=0
 total=0
 rm -f "$tap" "$tap.body"
 : >"$tap.body"
-for group in ${VMTEST_BOOTS:-v2 v1}; do
+for group in ${VMTEST_BOOTS:-v2 v1 v2pure}; do
 	run_boot "$group" || fail=1
 done
 {

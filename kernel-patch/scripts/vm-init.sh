@@ -15,7 +15,10 @@
 #   mpctl.zram=0      no zram swap
 #   mpctl.timeout=S   per-test timeout (default 300)
 #   mpctl.boot=GROUP  which suites: v2 (default) those of /mpctl/bats/vm
-#                     without "-v1-" in their name, v1 those with it, all
+#                     without "-v1-" or "-v2pure-" in their name, v1 those
+#                     with "-v1-", v2pure those with "-v2pure-" (cgroup2
+#                     alone on /sys/fs/cgroup; run-vm.sh boots it with
+#                     cgroup_disable=mempressure), all
 #                     every one, repro those of /mpctl/bats/vm-repro,
 #                     bench-v2 and bench-v1 the benchmarks of
 #                     /mpctl/bats/vm-bench for that layout
@@ -64,11 +67,18 @@ if [ "$(arg probe 0)" = 1 ]; then
 	exit 0
 fi
 
-# hybrid cgroup layout: v1 hierarchies are mounted by the suites that need
-# them under /sys/fs/cgroup/<name>, cgroup2 is /sys/fs/cgroup/unified
-mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
-mkdir -p /sys/fs/cgroup/unified
-mount -t cgroup2 none /sys/fs/cgroup/unified
+group=$(arg boot v2)
+if [ "$group" = v2pure ] || [ "$group" = bench-v2pure ]; then
+	# what systemd mounts: cgroup2 alone on /sys/fs/cgroup
+	mount -t cgroup2 none /sys/fs/cgroup
+else
+	# hybrid cgroup layout: v1 hierarchies are mounted by the suites
+	# that need them under /sys/fs/cgroup/<name>, cgroup2 is
+	# /sys/fs/cgroup/unified
+	mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
+	mkdir -p /sys/fs/cgroup/unified
+	mount -t cgroup2 none /sys/fs/cgroup/unified
+fi
 if [ -d /sys/kernel/debug ]; then
 	mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
 fi
@@ -93,16 +103,17 @@ bats_args=(--tap)
 # the memory controller stays on one hierarchy for the whole boot: kmem
 # charged on cgroup2 and freed after it moved to v1 underflows a counter
 suites=()
-group=$(arg boot v2)
 case $group in
 v2) for f in /mpctl/bats/vm/*.bats; do
-	case ${f##*/} in *-v1-*) ;; *) suites+=("$f") ;; esac
+	case ${f##*/} in *-v1-* | *-v2pure-*) ;; *) suites+=("$f") ;; esac
     done ;;
 v1) suites=(/mpctl/bats/vm/*-v1-*.bats) ;;
+v2pure) suites=(/mpctl/bats/vm/*-v2pure-*.bats) ;;
 all) suites=(/mpctl/bats/vm) ;;
 repro) suites=(/mpctl/bats/vm-repro) ;;
 bench-v2) suites=(/mpctl/bats/vm-bench/*-v2-*.bats) ;;
 bench-v1) suites=(/mpctl/bats/vm-bench/*-v1-*.bats) ;;
+bench-v2pure) suites=(/mpctl/bats/vm-bench/*-v2pure-*.bats) ;;
 *) echo "MPCTL-INIT unknown mpctl.boot=$group"; exit 1 ;;
 esac
 echo "MPCTL-INIT boot group $group: ${suites[*]##*/}"
