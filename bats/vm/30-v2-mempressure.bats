@@ -136,6 +136,8 @@ hog() {
 	local d
 	d=$(cg shr 32M)
 	bg "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$d" -- mpvm v2-shrinker "$d" 65536 1000 -t 60000 -k
+	# the app under test is not the OOM killer's to take: the hog is
+	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
 	mp_run cat "$d/mempressure.shrinker"
 	assert_output "65536 1000"
 	hog "$d" 128M 15
@@ -154,7 +156,11 @@ hog() {
 	local d
 	d=$(cg fair 32M)
 	bg "$BATS_TEST_TMPDIR/a" "$MP_IN_CG" "$d" -- mpvm v2-shrinker "$d" 4096 4096 -t 60000 -k
+	# the app under test is not the OOM killer's to take: the hog is
+	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
 	bg "$BATS_TEST_TMPDIR/b" "$MP_IN_CG" "$d" -- mpvm v2-shrinker "$d" 1048576 16 -t 60000 -k
+	# the app under test is not the OOM killer's to take: the hog is
+	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
 	mp_run cat "$d/mempressure.shrinker"
 	assert_line "4096 4096"
 	assert_line "1048576 16"

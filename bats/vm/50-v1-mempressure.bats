@@ -123,6 +123,8 @@ hog() {
 	memcg shr 32M
 	mkdir "$MP/shr"
 	bg "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$MEM/shr" -- mpvm v1-shrinker "$MP/shr" 65536 1000 -t 60000 -k
+	# the app under test is not the OOM killer's to take: the hog is
+	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
 	mp_run cat "$MP/shr/mempressure.shrinker"
 	assert_output "65536 1000"
 	hog shr 128M 15
@@ -138,6 +140,8 @@ hog() {
 	memcg cnt 32M
 	mkdir "$MP/cnt"
 	bg "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$MEM/cnt" -- mpvm v1-shrinker "$MP/cnt" 65536 1000 -t 20000 -k \
+	# the app under test is not the OOM killer's to take: the hog is
+	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
 		-- "$MP_IN_CG" "$MEM/cnt" "$MP/cnt" -- stress-ng --vm 1 \
 		--vm-bytes 128M --vm-keep --timeout 10s --quiet
 	wait "${BG_PIDS[0]}" || true
@@ -154,7 +158,11 @@ hog() {
 	mkdir "$MP/fair"
 	# the same 16M each, in 4K and in 1M chunks
 	bg "$BATS_TEST_TMPDIR/a" "$MP_IN_CG" "$MEM/fair" -- mpvm v1-shrinker "$MP/fair" 4096 4096 -t 60000 -k
+	# the app under test is not the OOM killer's to take: the hog is
+	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
 	bg "$BATS_TEST_TMPDIR/b" "$MP_IN_CG" "$MEM/fair" -- mpvm v1-shrinker "$MP/fair" 1048576 16 -t 60000 -k
+	# the app under test is not the OOM killer's to take: the hog is
+	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
 	mp_run cat "$MP/fair/mempressure.shrinker"
 	assert_line "4096 4096"
 	assert_line "1048576 16"

@@ -32,8 +32,10 @@ teardown() {
 	# records how often), so this asserts what must hold at any speed:
 	# the kernel asked, the engine gave memory back, the run was not cut
 	# short before the first request.
-	mp_run mpctl stress --no-assist -b mempressure --chunk 1M --threads 4 \
-		--overcommit 2 --duration 10s --limit 128M --json
+	# stdout alone: an engine that was killed adds a line on stderr
+	mp_run --separate-stderr mpctl stress --no-assist -b mempressure \
+		--chunk 1M --threads 4 --overcommit 2 --duration 10s \
+		--limit 128M --json
 	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
 	echo "$output" | jq -e '(.exit_reason == "duration" or .exit_reason == "engine_killed") and
 		.emulator == null and .early_warning == false and
