@@ -72,7 +72,9 @@ requires() {
 			[ -n "$r" ] && [ -e "$r/memory.pressure" ] ||
 				skip "no cgroup2 memory.pressure" ;;
 		mempressure)
-			grep -qw mempressure /proc/cgroups ||
+			# enabled: not cgroup_disable=mempressure
+			awk '$1 == "mempressure" && $4 == 1 { f = 1 } END { exit !f }' \
+				/proc/cgroups ||
 				skip "kernel has no mempressure controller" ;;
 		stress-ng)
 			command -v stress-ng >/dev/null || skip "no stress-ng" ;;

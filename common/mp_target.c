@@ -559,6 +559,7 @@ static bool has_other_children(const struct mp_cgroup *cg, const char *except)
 	return found;
 }
 
+/* 0 when the kernel has no pid namespaces: then there is only one */
 static unsigned long pidns_id(void)
 {
 	struct stat st;
