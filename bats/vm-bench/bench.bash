@@ -17,7 +17,7 @@ bench_arg() {
 
 bench_setup() {
 	local lg
-	requires vm root mempressure memcg mpctl
+	requires vm root mempressure memory mpctl
 	lg=$(bench_arg lru_gen "")
 	if [ -n "$lg" ]; then
 		[ -w /sys/kernel/mm/lru_gen/enabled ] ||
