@@ -60,17 +60,20 @@ STANDALONE := stress/mempressure_test.c
 SRCS := $(wildcard cmd/*.c common/*.c) \
 	$(filter-out $(STANDALONE),$(wildcard stress/*.c))
 OBJS := $(SRCS:%.c=$(O)/obj/%.o)
-STATIC_OBJS := $(SRCS:%.c=$(O)/static-obj/%.o)
-HDRS := $(wildcard cmd/*.h common/*.h stress/*.h)
+COMMON_OBJS := $(filter $(O)/obj/common/%,$(OBJS))
 PROGS := $(patsubst stress/%.c,$(O)/%,$(wildcard $(STANDALONE)))
+STATIC_PROGS := $(patsubst $(O)/%,$(O)/static/%,$(PROGS))
 MANPAGES := $(wildcard man/*.1 man/*.7)
 
 all: $(O)/mpctl $(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS)
 
-$(O)/obj/%.o: %.c $(HDRS)
+# -MMD -MP: each object's header dependencies, written by the compiler
+# beside it (.d) and included below; touching a header rebuilds the
+# objects that include it, and only those
+$(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(quiet) CC $@
-	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(O)/mpctl: $(OBJS)
 	$(quiet) LD $@
@@ -79,26 +82,25 @@ $(O)/mpctl: $(OBJS)
 $(O)/mpctl-%: $(O)/mpctl
 	$(Q)ln -sf mpctl $@
 
-$(O)/%: stress/%.c $(HDRS) $(filter $(O)/obj/common/%,$(OBJS))
-	$(CC) $(CFLAGS) -o $@ $< $(filter $(O)/obj/common/%,$(OBJS)) $(LDLIBS)
+$(PROGS): $(O)/%: $(O)/obj/stress/%.o $(COMMON_OBJS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# a static binary for the initramfs (glibc's libc.a, libjansson.a)
-$(O)/static-obj/%.o: %.c $(HDRS)
-	@mkdir -p $(dir $@)
-	$(quiet) CC $@
-	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+# a static binary for the initramfs (glibc's libc.a, libjansson.a): the
+# objects are compiled with the same flags either way (PIE code links into
+# a static executable), so -static is a link-time choice and the static
+# binaries link the objects of build/obj
+static: $(O)/static/mpctl $(STATIC_PROGS)
 
-static: $(O)/static/mpctl $(patsubst $(O)/%,$(O)/static/%,$(PROGS))
-
-$(O)/static/mpctl: $(STATIC_OBJS)
+$(O)/static/mpctl: $(OBJS)
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
-	$(Q)$(CC) -static $(LDFLAGS) -o $@ $(STATIC_OBJS) $(LDLIBS)
+	$(Q)$(CC) -static $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
-$(O)/static/%: stress/%.c $(filter $(O)/static-obj/common/%,$(STATIC_OBJS))
+$(STATIC_PROGS): $(O)/static/%: $(O)/obj/stress/%.o $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) -static $(CFLAGS) -o $@ $< \
-		$(filter $(O)/static-obj/common/%,$(STATIC_OBJS)) $(LDLIBS)
+	$(quiet) LD $@
+	$(Q)$(CC) -static $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -191,16 +193,22 @@ asan:
 		SANFLAGS="$(ASAN_FLAGS)" all $(O)/asan/fuzz-parse
 
 # the value parsers on every line of stdin (bats/fuzz/parse.c)
-$(O)/fuzz-parse: bats/fuzz/parse.c $(HDRS) $(filter $(O)/obj/common/%,$(OBJS))
-	$(CC) $(CFLAGS) -o $@ $< $(filter $(O)/obj/common/%,$(OBJS)) $(LDLIBS)
+$(O)/fuzz-parse: $(O)/obj/bats/fuzz/parse.o $(COMMON_OBJS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 bench: all
 	@for b in $(wildcard bench/*.sh); do $$b || exit 1; done
 
 clean:
-	rm -rf $(O)/obj $(O)/static-obj $(O)/static $(O)/mpctl $(O)/asan \
+	rm -rf $(O)/obj $(O)/static $(O)/static-obj $(O)/mpctl $(O)/asan \
 		$(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS) $(O)/tap
 
 -include kernel-patch/kernel.mk
+
+# the header dependencies of the objects built so far (none on a fresh
+# tree, where everything is built anyway)
+-include $(OBJS:.o=.d) $(PROGS:$(O)/%=$(O)/obj/stress/%.d) \
+	$(O)/obj/bats/fuzz/parse.d
 
 .PHONY: asan deps-host compare-kernels regression-demo compare-matrix run all static install uninstall deps manlint check check-host check-vm bench clean

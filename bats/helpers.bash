@@ -3,25 +3,17 @@
 #   load helpers
 #   mpctl listen ...          runs the binary under `run`, logs to stderr
 #   requires root memcg ...   skips with a reason when a prerequisite is missing
+#                             (bats/lib/core.bash, shared with the VM suites)
 #   make_memcg NAME LIMIT     a uniquely named v1 memory cgroup, removed in teardown
 #   make_v2cg NAME            a uniquely named cgroup2 cgroup, removed in teardown
 #   spawn_in CG... -- CMD     starts CMD inside the cgroups, killed in teardown
 
 bats_require_minimum_version 1.5.0 2>/dev/null || true
 
-load_lib() {
-	local name=$1 d
-	for d in /usr/lib/bats /usr/local/lib/bats /usr/lib/bats-core \
-		"${BATS_LIB_PATH:-}"; do
-		if [ -f "$d/$name/load.bash" ]; then
-			load "$d/$name/load.bash"
-			return 0
-		fi
-	done
-	return 1
-}
-load_lib bats-support
-load_lib bats-assert
+# requires, mp_run, the cgroup mount points, background processes and
+# cgroup removal: the same as in the VM suites
+# shellcheck source=bats/lib/core.bash
+. "${BASH_SOURCE[0]%/*}/lib/core.bash"
 
 ROOT=$(cd "$(dirname "${BATS_TEST_FILENAME}")/.." && pwd)
 MPCTL_BIN=${MPCTL_BIN:-$ROOT/build/mpctl}
@@ -32,65 +24,12 @@ MP_RUN_ID=${MP_RUN_ID:-mpctl-test-$$-$RANDOM}
 # which bats shows only when the test fails.
 mpctl() {
 	run "$MPCTL_BIN" "$@"
-	echo "mpctl $* (status=$status)" >&2
-	echo "$output" >&2
+	mp_trace "mpctl $*"
 }
 
-# The cgroup v1 memory hierarchy and cgroup2 mount points, from mountinfo.
-memcg_root() {
-	awk '$0 ~ / - cgroup / { n = split($NF, o, ","); \
-		for (i = 1; i <= n; i++) if (o[i] == "memory") { print $5; exit } }' \
-		/proc/self/mountinfo
-}
-v2_root() {
-	awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo
-}
-mempressure_root() {
-	awk '$0 ~ / - cgroup / { n = split($NF, o, ","); \
-		for (i = 1; i <= n; i++) if (o[i] == "mempressure") { print $5; exit } }' \
-		/proc/self/mountinfo
-}
-
-requires() {
-	local p
-	for p in "$@"; do
-		case $p in
-		root)
-			[ "$(id -u)" = 0 ] || skip "needs root" ;;
-		memcg)
-			local m
-			m=$(memcg_root)
-			[ -n "$m" ] && [ -e "$m/memory.pressure_level" ] ||
-				skip "no cgroup v1 memory hierarchy with memory.pressure_level" ;;
-		v2)
-			[ -n "$(v2_root)" ] || skip "no cgroup2 hierarchy" ;;
-		psi)
-			[ -e /proc/pressure/memory ] || skip "no PSI (/proc/pressure/memory)" ;;
-		psi_cgroup)
-			local r
-			r=$(v2_root)
-			[ -n "$r" ] && [ -e "$r/memory.pressure" ] ||
-				skip "no cgroup2 memory.pressure" ;;
-		mempressure)
-			# enabled: not cgroup_disable=mempressure
-			awk '$1 == "mempressure" && $4 == 1 { f = 1 } END { exit !f }' \
-				/proc/cgroups ||
-				skip "kernel has no mempressure controller" ;;
-		stress-ng)
-			command -v stress-ng >/dev/null || skip "no stress-ng" ;;
-		jq)
-			command -v jq >/dev/null || skip "no jq" ;;
-		*)
-			echo "requires: unknown prerequisite '$p'" >&2
-			return 1 ;;
-		esac
-	done
-}
-
-# Cgroups and processes made by a test are recorded here and removed in
-# teardown, even when the test fails.
+# Cgroups made by a test are recorded here (processes in core's MP_PIDS)
+# and removed in teardown, even when the test fails.
 MP_CGROUPS=()
-MP_PIDS=()
 
 make_memcg() {
 	local name=$1 limit=${2:-} dir
@@ -145,41 +84,9 @@ mpctl_bg() {
 	return 1
 }
 
-# wait_exit PID TIMEOUT_S: wait for a background process, return its status
-wait_exit() {
-	local pid=$1 t=${2:-30} i
-	for i in $(seq $((t * 20))); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		echo "process $pid still running after ${t}s" >&2
-		return 124
-	fi
-	wait "$pid"
-}
-
-# rm_cgroup DIR: kill what runs there (ours: the test put it there), rmdir
-rm_cgroup() {
-	local c=$1 n p
-	for n in $(seq 50); do
-		rmdir "$c" 2>/dev/null && return 0
-		[ -d "$c" ] || return 0
-		while read -r p; do kill -KILL "$p" 2>/dev/null || true; done \
-			< "$c/cgroup.procs"
-		sleep 0.1
-	done
-	echo "could not remove cgroup $c" >&2
-}
-
 mp_cleanup() {
-	local p c i root
-	for p in "${MP_PIDS[@]}"; do
-		kill -KILL -- "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true
-	done
-	for p in "${MP_PIDS[@]}"; do
-		wait "$p" 2>/dev/null || true
-	done
+	local c i root
+	mp_kill_bg
 	# children first: remove in reverse order of creation
 	for ((i = ${#MP_CGROUPS[@]} - 1; i >= 0; i--)); do
 		c=${MP_CGROUPS[$i]}
@@ -191,13 +98,11 @@ mp_cleanup() {
 		[ -n "$root" ] || continue
 		for c in "$root/$MP_RUN_ID"-*; do
 			[ -d "$c" ] || continue
-			while read -r p; do
-				rm_cgroup "$p"
-			done < <(find "$c" -depth -type d)
+			mp_cg_rmtree "$c"
+			rm_cgroup "$c"
 		done
 	done
 	MP_CGROUPS=()
-	MP_PIDS=()
 }
 
 teardown() {

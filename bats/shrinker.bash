@@ -18,14 +18,11 @@ fill_loop_cmd() {
 # mempressure, when the kernel has it) for this file, unmount after.
 setup_file() {
 	MP_MOUNTED=""
-	if [ -e /mpctl/flavour ] && [ "$(id -u)" = 0 ]; then
+	if mp_in_vm && [ "$(id -u)" = 0 ]; then
 		local c
 		for c in memory mempressure; do
-			grep -qw "^$c" /proc/cgroups || continue
-			awk -v c="$c" '$0 ~ / - cgroup / {
-				n = split($NF, o, ",")
-				for (i = 1; i <= n; i++) if (o[i] == c) f = 1 }
-				END { exit !f }' /proc/self/mountinfo && continue
+			mp_have_controller "$c" || continue
+			[ -z "$(mp_v1_root "$c")" ] || continue
 			mkdir -p "/sys/fs/cgroup/$c"
 			mount -t cgroup -o "$c" none "/sys/fs/cgroup/$c" &&
 				MP_MOUNTED="$MP_MOUNTED $c"

@@ -37,8 +37,10 @@ fi
 
 vm_ok() {
 	[ "${MPCTL_VM:-1}" != 0 ] || { echo "left out (MPCTL_VM=0)"; return 1; }
-	command -v qemu-system-x86_64 >/dev/null || { echo "no qemu-system-x86_64"; return 1; }
 	[ -f kernel-patch/kernel.mk ] || { echo "no VM harness"; return 1; }
+	# shellcheck source=kernel-patch/scripts/qemu-cmd.sh
+	. kernel-patch/scripts/qemu-cmd.sh
+	mp_qemu_need || return 1
 	return 0
 }
 

@@ -18,7 +18,7 @@ bench_arg() {
 # bench_setup [WHAT...]: requires WHAT (default: the kernel's shrinker)
 bench_setup() {
 	local lg
-	requires vm root memcg mpctl "${@:-mempressure}"
+	requires vm root memory mpctl "${@:-mempressure}"
 	lg=$(bench_arg lru_gen "")
 	if [ -n "$lg" ]; then
 		[ -w /sys/kernel/mm/lru_gen/enabled ] ||

@@ -17,7 +17,7 @@
 load ../vm/helpers
 
 @test "kmem charged on cgroup2 and freed after memory moved to v1 does not underflow" {
-	requires vm root memcg
+	requires vm root memory
 	mp_v2_enable memory
 	mkdir "$MP_V2/rep" /tmp/many
 	# 20000 empty tmpfs files: dentries and inodes charged to rep, no pages

@@ -46,7 +46,7 @@ teardown() {
 }
 
 @test "PSI memory pressure files exist (global and cgroup2)" {
-	requires psi memcg
+	requires psi memory
 	mp_run cat /proc/pressure/memory
 	assert_line --regexp '^some avg10=[0-9.]+ avg60=[0-9.]+ avg300=[0-9.]+ total=[0-9]+$'
 	assert_line --regexp '^full avg10=[0-9.]+ avg60=[0-9.]+ avg300=[0-9.]+ total=[0-9]+$'

@@ -8,36 +8,14 @@
 # shrinkers run in that cgroup, since the kernel asks a shrinker for the
 # memory cgroup its chunks are charged to.
 
-# BG_PIDS is set in setup() and each test, in the same subshell
-# shellcheck disable=SC2030,SC2031
 load helpers
 
 setup() {
-	requires vm root mempressure memcg
-	mp_v2_enable memory
-	mp_v2_enable mempressure
-	BG_PIDS=()
+	mp_v2_setup
 }
 
 teardown() {
-	local p
-	for p in "${BG_PIDS[@]}"; do
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	mp_v2_release
-}
-
-bg() {
-	local out=$1
-	shift
-	"$@" >"$out" 2>&1 &
-	BG_PIDS+=($!)
-	mp_wait_line "$out" '^(registered|error)' 100 ||
-		fail "'$*' did not register: $(cat "$out")"
-	if grep -q '^error' "$out"; then
-		fail "'$*': $(cat "$out")"
-	fi
+	mp_v2_teardown
 }
 
 # cg NAME [LIMIT]: a cgroup, with memory.max LIMIT and no swap
@@ -73,7 +51,8 @@ hog() {
 	local d l
 	d=$(cg lvl 32M)
 	for l in low medium oom critical; do
-		bg "$BATS_TEST_TMPDIR/$l" mpvm v2-level "$d" "$l" -t 90000 -k -n 1
+		mp_bg_registered "$BATS_TEST_TMPDIR/$l" \
+			mpvm v2-level "$d" "$l" -t 90000 -k -n 1
 	done
 	hog "$d" 128M 15
 	for l in low medium oom critical; do
@@ -135,14 +114,14 @@ hog() {
 @test "v2: shrinker requests under pressure never exceed what is registered" {
 	local d
 	d=$(cg shr 32M)
-	bg "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$d" -- mpvm v2-shrinker "$d" 65536 1000 -t 60000 -k
+	mp_bg_registered "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$d" -- \
+		mpvm v2-shrinker "$d" 65536 1000 -t 60000 -k
 	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
+	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
 	mp_run cat "$d/mempressure.shrinker"
 	assert_output "65536 1000"
 	hog "$d" 128M 15
-	kill -TERM "${BG_PIDS[0]}" 2>/dev/null || true
-	wait "${BG_PIDS[0]}" || true
+	mp_stop_bg TERM
 	mp_run cat "$BATS_TEST_TMPDIR/s"
 	assert_line --regexp '^request [1-9]'
 	refute_line --regexp '^over'
@@ -155,18 +134,19 @@ hog() {
 @test "v2: several shrinkers with different chunk sizes are all served" {
 	local d
 	d=$(cg fair 32M)
-	bg "$BATS_TEST_TMPDIR/a" "$MP_IN_CG" "$d" -- mpvm v2-shrinker "$d" 4096 4096 -t 60000 -k
+	mp_bg_registered "$BATS_TEST_TMPDIR/a" "$MP_IN_CG" "$d" -- \
+		mpvm v2-shrinker "$d" 4096 4096 -t 60000 -k
 	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
-	bg "$BATS_TEST_TMPDIR/b" "$MP_IN_CG" "$d" -- mpvm v2-shrinker "$d" 1048576 16 -t 60000 -k
+	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
+	mp_bg_registered "$BATS_TEST_TMPDIR/b" "$MP_IN_CG" "$d" -- \
+		mpvm v2-shrinker "$d" 1048576 16 -t 60000 -k
 	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
+	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
 	mp_run cat "$d/mempressure.shrinker"
 	assert_line "4096 4096"
 	assert_line "1048576 16"
 	hog "$d" 256M 20
-	kill -TERM "${BG_PIDS[@]}" 2>/dev/null || true
-	wait "${BG_PIDS[@]}" || true
+	mp_stop_bg TERM
 	local a b
 	a=$(awk '/^request/ { s += $2 } END { print s * 4096 }' "$BATS_TEST_TMPDIR/a")
 	b=$(awk '/^request/ { s += $2 } END { print s * 1048576 }' "$BATS_TEST_TMPDIR/b")
@@ -183,25 +163,27 @@ hog() {
 @test "v2: a killed process's registrations are dropped" {
 	local d
 	d=$(cg kill)
-	bg "$BATS_TEST_TMPDIR/s" mpvm v2-shrinker "$d" 4096 10 -t 60000 -k
-	bg "$BATS_TEST_TMPDIR/l" mpvm v2-level "$d" low -t 60000 -k
+	mp_bg_registered "$BATS_TEST_TMPDIR/s" \
+		mpvm v2-shrinker "$d" 4096 10 -t 60000 -k
+	mp_bg_registered "$BATS_TEST_TMPDIR/l" \
+		mpvm v2-level "$d" low -t 60000 -k
 	mp_run cat "$d/mempressure.shrinker"
 	assert_output "4096 10"
-	kill -9 "${BG_PIDS[@]}" 2>/dev/null || true
-	wait "${BG_PIDS[@]}" || true
+	mp_stop_bg 9
 	mp_wait_content "$d/mempressure.shrinker" ""
 }
 
 @test "v2: rmdir with live registrations" {
 	local d
 	d=$(cg gone)
-	bg "$BATS_TEST_TMPDIR/s" mpvm v2-shrinker "$d" 4096 10 -t 60000 -k
-	bg "$BATS_TEST_TMPDIR/l" mpvm v2-level "$d" low -t 60000 -k
+	mp_bg_registered "$BATS_TEST_TMPDIR/s" \
+		mpvm v2-shrinker "$d" 4096 10 -t 60000 -k
+	mp_bg_registered "$BATS_TEST_TMPDIR/l" \
+		mpvm v2-level "$d" low -t 60000 -k
 	rmdir "$d"
 	[ ! -e "$d" ]
 	sleep 1
-	kill -TERM "${BG_PIDS[@]}" 2>/dev/null || true
-	wait "${BG_PIDS[@]}" || true
+	mp_stop_bg TERM
 	mkdir "$d"
 	mp_run cat "$d/mempressure.shrinker"
 	assert_output ""

@@ -4,24 +4,16 @@
 # mpctl against the patched kernel on cgroup v2: listen, register/add and
 # stress with the mempressure backend (registration through the files).
 
-# BG_PIDS is set in setup() and each test, in the same subshell
+# MP_PIDS (helpers) is filled in each test, in the same subshell
 # shellcheck disable=SC2030,SC2031
 load helpers
 
 setup() {
-	requires vm root mempressure memcg mpctl
-	mp_v2_enable memory
-	mp_v2_enable mempressure
-	BG_PIDS=()
+	mp_v2_setup mpctl
 }
 
 teardown() {
-	local p
-	for p in "${BG_PIDS[@]}"; do
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	mp_v2_release
+	mp_v2_teardown
 }
 
 cg() {
@@ -37,10 +29,10 @@ cg() {
 	d=$(cg mpl 32M)
 	mpctl listen -b mempressure -c "$d" -l low -n 2 -t 120s -v \
 		>"$BATS_TEST_TMPDIR/text" 2>"$BATS_TEST_TMPDIR/text.err" &
-	BG_PIDS+=($!)
+	MP_PIDS+=($!)
 	mpctl listen -b mempressure -c t-mpl -n 1 -t 120s -j -v \
 		>"$BATS_TEST_TMPDIR/json" 2>"$BATS_TEST_TMPDIR/json.err" &
-	BG_PIDS+=($!)
+	MP_PIDS+=($!)
 	mp_wait_line "$BATS_TEST_TMPDIR/text.err" listening 100
 	mp_wait_line "$BATS_TEST_TMPDIR/json.err" listening 100
 	grep -q 'file=/sys/fs/cgroup/unified/t-mpl/mempressure.level' \

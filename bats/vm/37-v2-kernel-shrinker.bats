@@ -9,24 +9,16 @@
 # over memory.high the kernel waits for the requests to be read, at
 # memory.max it does not.
 
-# BG_PIDS is set in setup() and each test, in the same subshell
+# MP_PIDS (helpers) is filled in each test, in the same subshell
 # shellcheck disable=SC2030,SC2031
 load helpers
 
 setup() {
-	requires vm root mempressure memcg
-	mp_v2_enable memory
-	mp_v2_enable mempressure
-	BG_PIDS=()
+	mp_v2_setup
 }
 
 teardown() {
-	local p
-	for p in "${BG_PIDS[@]}"; do
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	mp_v2_release
+	mp_v2_teardown
 }
 
 # parent NAME LIMIT CHILD...: a parent with memory.max LIMIT, memory.high
@@ -49,19 +41,7 @@ parent() {
 bg() {
 	local out=$1 cg=$2
 	shift 2
-	"$MP_IN_CG" "$cg" -- mpvm "$@" >"$out" 2>&1 &
-	BG_PIDS+=($!)
-	mp_wait_line "$out" '^(registered|error)' 100 ||
-		fail "'$*' did not register: $(cat "$out")"
-	if grep -q '^error' "$out"; then
-		fail "'$*': $(cat "$out")"
-	fi
-}
-
-stop_bg() {
-	kill -TERM "${BG_PIDS[@]}" 2>/dev/null || true
-	wait "${BG_PIDS[@]}" || true
-	BG_PIDS=()
+	mp_bg_registered "$out" "$MP_IN_CG" "$cg" -- mpvm "$@"
 }
 
 hog() {
@@ -108,7 +88,7 @@ oom_kills() {
 	bg "$BATS_TEST_TMPDIR/a" "$d/a" v2-shrinker "$d/a" 1048576 24 -a -t 60000 -k
 	bg "$BATS_TEST_TMPDIR/b" "$d/b" v2-shrinker "$d/b" 1048576 6 -a -t 60000 -k
 	hog "$d/hog" 64M 10
-	stop_bg
+	mp_stop_bg
 	a=$(asked "$BATS_TEST_TMPDIR/a")
 	b=$(asked "$BATS_TEST_TMPDIR/b")
 	echo "asked: 24M holder $a chunks, 6M holder $b chunks" >&2
@@ -130,7 +110,7 @@ oom_kills() {
 	bg "$BATS_TEST_TMPDIR/honest" "$d/app" v2-shrinker "$d/app" 1048576 16 \
 		-a -t 60000 -k
 	hog "$d/hog" 64M 10
-	stop_bg
+	mp_stop_bg
 	h=$(asked "$BATS_TEST_TMPDIR/honest")
 	echo "asked: honest $h chunks, liar $(asked "$BATS_TEST_TMPDIR/liar") chunks" >&2
 	[ "$h" -gt 0 ] || fail "the honest shrinker was never asked"
@@ -148,11 +128,11 @@ oom_kills() {
 	bg "$BATS_TEST_TMPDIR/s" "$MP_V2" v2-shrinker "$d/app" 4096 100000 -t 60000 -k
 	"$MP_IN_CG" "$d/app" -- stress-ng --vm 1 --vm-bytes 64M --vm-keep \
 		--timeout 30s --quiet &
-	BG_PIDS+=($!)
+	MP_PIDS+=($!)
 	sleep 2
-	kill -9 "${BG_PIDS[-1]}"
+	kill -9 "${MP_PIDS[-1]}"
 	mp_cg_rmtree "$d"
-	stop_bg
+	mp_stop_bg
 	[ ! -d "$d/app" ] || fail "'$d/app' is still there"
 	mp_run cat "$BATS_TEST_TMPDIR/s"
 	assert_line --regexp '^request [1-9]'

@@ -16,7 +16,7 @@ teardown() {
 }
 
 @test "mp_abi v2" {
-	requires prog:mp_abi mempressure memcg
+	requires prog:mp_abi mempressure memory
 	mp_v2_enable memory
 	mp_v2_enable mempressure
 	mp_run mp_abi v2 "$MP_V2"
@@ -24,7 +24,7 @@ teardown() {
 }
 
 @test "mp_load v2: a program holding 24M under memory.max 32M (high 28M) frees what a 16M hog needs" {
-	requires prog:mp_load mempressure memcg
+	requires prog:mp_load mempressure memory
 	mp_v2_enable memory
 	mp_v2_enable mempressure
 	local d=$MP_V2/t-load

@@ -8,7 +8,7 @@
 # two controllers cannot be co-mounted.  Shrinkers run in that memcg: the
 # kernel asks a shrinker for the memory cgroup its chunks are charged to.
 
-# BG_PIDS is set in setup() and each test, in the same subshell
+# MP_PIDS (helpers) is filled in each test, in the same subshell
 # shellcheck disable=SC2030,SC2031
 load helpers
 
@@ -18,30 +18,10 @@ MEM=$MP_CG/memory
 setup() {
 	requires vm root mempressure
 	mp_v1_mount mempressure mempressure
-	BG_PIDS=()
 }
 
 teardown() {
-	local p
-	for p in "${BG_PIDS[@]}"; do
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	mp_v1_umount mempressure
-	mp_v1_umount memory
-}
-
-# bg OUTFILE CMD...: run CMD in the background, wait until it registered
-bg() {
-	local out=$1
-	shift
-	"$@" >"$out" 2>&1 &
-	BG_PIDS+=($!)
-	mp_wait_line "$out" '^(registered|error)' 100 ||
-		fail "'$*' did not register: $(cat "$out")"
-	if grep -q '^error' "$out"; then
-		fail "'$*': $(cat "$out")"
-	fi
+	mp_v1_teardown
 }
 
 # memcg NAME LIMIT: a v1 memory cgroup without swap
@@ -85,19 +65,19 @@ hog() {
 	mkdir "$MP/lvl"
 	local l
 	for l in low medium oom critical; do
-		bg "$BATS_TEST_TMPDIR/$l" mpvm evctl "$MP/lvl" mempressure.level \
-			"$l" -t 90000 -k -n 1
+		mp_bg_registered "$BATS_TEST_TMPDIR/$l" \
+			mpvm evctl "$MP/lvl" mempressure.level "$l" -t 90000 -k -n 1
 	done
 	# watch the level file while the hog runs
 	(for _ in $(seq 150); do cat "$MP/lvl/mempressure.level"; sleep 0.1; done) \
 		>"$BATS_TEST_TMPDIR/seen" &
-	BG_PIDS+=($!)
+	MP_PIDS+=($!)
 	hog lvl 128M 15
 	for l in low medium oom critical; do
 		mp_wait_line "$BATS_TEST_TMPDIR/$l" '^event [1-9]' 300 ||
 			fail "no '$l' event: $(cat "$BATS_TEST_TMPDIR/$l")"
 	done
-	wait "${BG_PIDS[-1]}" || true
+	wait "${MP_PIDS[-1]}" || true
 	grep -qE '^(medium|oom)$' "$BATS_TEST_TMPDIR/seen" ||
 		fail "mempressure.level never left low: $(sort "$BATS_TEST_TMPDIR/seen" | uniq -c)"
 }
@@ -122,14 +102,14 @@ hog() {
 @test "v1: shrinker requests under pressure never exceed what is registered" {
 	memcg shr 32M
 	mkdir "$MP/shr"
-	bg "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$MEM/shr" -- mpvm v1-shrinker "$MP/shr" 65536 1000 -t 60000 -k
+	mp_bg_registered "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$MEM/shr" -- \
+		mpvm v1-shrinker "$MP/shr" 65536 1000 -t 60000 -k
 	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
+	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
 	mp_run cat "$MP/shr/mempressure.shrinker"
 	assert_output "65536 1000"
 	hog shr 128M 15
-	kill -TERM "${BG_PIDS[0]}" 2>/dev/null || true
-	wait "${BG_PIDS[0]}" || true
+	mp_stop_bg TERM
 	mp_run cat "$BATS_TEST_TMPDIR/s"
 	assert_line --regexp '^request [1-9]'
 	refute_line --regexp '^over'
@@ -139,12 +119,11 @@ hog() {
 @test "v1: kernel count after requests equals registered minus requested" {
 	memcg cnt 32M
 	mkdir "$MP/cnt"
-	bg "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$MEM/cnt" -- mpvm v1-shrinker "$MP/cnt" 65536 1000 -t 20000 -k \
-	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
+	mp_bg_registered "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$MEM/cnt" -- \
+		mpvm v1-shrinker "$MP/cnt" 65536 1000 -t 20000 -k \
 		-- "$MP_IN_CG" "$MEM/cnt" "$MP/cnt" -- stress-ng --vm 1 \
 		--vm-bytes 128M --vm-keep --timeout 10s --quiet
-	wait "${BG_PIDS[0]}" || true
+	wait "${MP_PIDS[0]}" || true
 	mp_run cat "$BATS_TEST_TMPDIR/s"
 	assert_line --regexp '^request [1-9]'
 	refute_line --regexp '^over'
@@ -157,18 +136,19 @@ hog() {
 	memcg fair 32M
 	mkdir "$MP/fair"
 	# the same 16M each, in 4K and in 1M chunks
-	bg "$BATS_TEST_TMPDIR/a" "$MP_IN_CG" "$MEM/fair" -- mpvm v1-shrinker "$MP/fair" 4096 4096 -t 60000 -k
+	mp_bg_registered "$BATS_TEST_TMPDIR/a" "$MP_IN_CG" "$MEM/fair" -- \
+		mpvm v1-shrinker "$MP/fair" 4096 4096 -t 60000 -k
 	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
-	bg "$BATS_TEST_TMPDIR/b" "$MP_IN_CG" "$MEM/fair" -- mpvm v1-shrinker "$MP/fair" 1048576 16 -t 60000 -k
+	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
+	mp_bg_registered "$BATS_TEST_TMPDIR/b" "$MP_IN_CG" "$MEM/fair" -- \
+		mpvm v1-shrinker "$MP/fair" 1048576 16 -t 60000 -k
 	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${BG_PIDS[-1]}/oom_score_adj"
+	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
 	mp_run cat "$MP/fair/mempressure.shrinker"
 	assert_line "4096 4096"
 	assert_line "1048576 16"
 	hog fair 256M 20
-	kill -TERM "${BG_PIDS[@]}" 2>/dev/null || true
-	wait "${BG_PIDS[@]}" || true
+	mp_stop_bg TERM
 	local a b
 	a=$(awk '/^request/ { s += $2 } END { print s * 4096 }' "$BATS_TEST_TMPDIR/a")
 	b=$(awk '/^request/ { s += $2 } END { print s * 1048576 }' "$BATS_TEST_TMPDIR/b")
@@ -186,27 +166,29 @@ hog() {
 
 @test "v1: a killed process's registrations are dropped" {
 	mkdir "$MP/kill"
-	bg "$BATS_TEST_TMPDIR/s" mpvm v1-shrinker "$MP/kill" 4096 10 -t 60000 -k
-	bg "$BATS_TEST_TMPDIR/l" mpvm evctl "$MP/kill" mempressure.level low -t 60000 -k
+	mp_bg_registered "$BATS_TEST_TMPDIR/s" \
+		mpvm v1-shrinker "$MP/kill" 4096 10 -t 60000 -k
+	mp_bg_registered "$BATS_TEST_TMPDIR/l" \
+		mpvm evctl "$MP/kill" mempressure.level low -t 60000 -k
 	mp_run cat "$MP/kill/mempressure.shrinker"
 	assert_output "4096 10"
-	kill -9 "${BG_PIDS[@]}" 2>/dev/null || true
-	wait "${BG_PIDS[@]}" || true
+	mp_stop_bg 9
 	mp_wait_content "$MP/kill/mempressure.shrinker" ""
 	rmdir "$MP/kill"
 }
 
 @test "v1: rmdir with live registrations" {
 	mkdir "$MP/gone"
-	bg "$BATS_TEST_TMPDIR/s" mpvm v1-shrinker "$MP/gone" 4096 10 -t 60000 -k
-	bg "$BATS_TEST_TMPDIR/l" mpvm evctl "$MP/gone" mempressure.level low -t 60000 -k
+	mp_bg_registered "$BATS_TEST_TMPDIR/s" \
+		mpvm v1-shrinker "$MP/gone" 4096 10 -t 60000 -k
+	mp_bg_registered "$BATS_TEST_TMPDIR/l" \
+		mpvm evctl "$MP/gone" mempressure.level low -t 60000 -k
 	rmdir "$MP/gone"
 	[ ! -e "$MP/gone" ]
 	# the level listener is told its registration went away
 	mp_wait_line "$BATS_TEST_TMPDIR/l" '^event' 50 ||
 		echo "no removal event: $(cat "$BATS_TEST_TMPDIR/l")" >&2
-	kill -9 "${BG_PIDS[@]}" 2>/dev/null || true
-	wait "${BG_PIDS[@]}" || true
+	mp_stop_bg 9
 	# and the cgroup can be made again, clean
 	mkdir "$MP/gone"
 	mp_run cat "$MP/gone/mempressure.shrinker"

@@ -5,7 +5,7 @@
 # with the mempressure backend through cgroup.event_control. Pressure comes
 # from a v1 memcg of the same name (the controllers cannot share a mount).
 
-# BG_PIDS is set in setup() and each test, in the same subshell
+# MP_PIDS (helpers) is filled in each test, in the same subshell
 # shellcheck disable=SC2030,SC2031
 load helpers
 
@@ -16,17 +16,10 @@ setup() {
 	requires vm root mempressure mpctl
 	mp_v1_mount mempressure mempressure
 	mp_v1_mount memory memory
-	BG_PIDS=()
 }
 
 teardown() {
-	local p
-	for p in "${BG_PIDS[@]}"; do
-		kill -9 "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	mp_v1_umount mempressure
-	mp_v1_umount memory
+	mp_v1_teardown
 }
 
 pair() {
@@ -39,7 +32,7 @@ pair() {
 	pair mpl 32M
 	mpctl listen -b mempressure -c mpl -l medium -n 1 -t 120s -j -v \
 		>"$BATS_TEST_TMPDIR/json" 2>"$BATS_TEST_TMPDIR/err" &
-	BG_PIDS+=($!)
+	MP_PIDS+=($!)
 	mp_wait_line "$BATS_TEST_TMPDIR/err" listening 100
 	grep -q "file=$MP/mpl/mempressure.level" "$BATS_TEST_TMPDIR/err"
 	"$MP_IN_CG" "$MEM/mpl" "$MP/mpl" -- stress-ng --vm 1 --vm-bytes 96M \
@@ -56,15 +49,11 @@ pair() {
 	mkdir -p "$MP/gone"
 	mpctl listen -b mempressure -c gone -v >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
 	local pid=$!
-	BG_PIDS+=($pid)
+	MP_PIDS+=("$pid")
 	mp_wait_line "$BATS_TEST_TMPDIR/err" listening 100
 	rmdir "$MP/gone"
 	local st=0
-	for _ in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	wait "$pid" || st=$?
+	wait_exit "$pid" 10 || st=$?
 	[ "$st" -eq 1 ] || fail "status $st: $(cat "$BATS_TEST_TMPDIR/err")"
 	grep -q "cgroup removed '/gone'" "$BATS_TEST_TMPDIR/err"
 }

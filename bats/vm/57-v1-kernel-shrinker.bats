@@ -5,23 +5,20 @@
 # the mempressure and memory controllers sit on separate hierarchies: the
 # shrinker is asked for the memory cgroup its chunks are charged to.
 
-# BG_PIDS is set in setup() and each test, in the same subshell
-# shellcheck disable=SC2030,SC2031
 load helpers
 
 MP=$MP_CG/mempressure
 MEM=$MP_CG/memory
 
 setup() {
-	requires vm root mempressure memcg
+	requires vm root mempressure memory
 	mp_v1_mount mempressure mempressure
 	mp_v1_mount memory memory
 }
 
 teardown() {
 	rmdir "$MEM/kp/app" "$MEM/kp" "$MP/kp" 2>/dev/null || true
-	mp_v1_umount mempressure
-	mp_v1_umount memory
+	mp_v1_teardown
 }
 
 @test "v1 kernel alone: mpctl stress --no-assist, 4 threads, twice a 128M limit: asked, memory back" {

@@ -26,7 +26,7 @@ teardown() {
 }
 
 @test "mp_load v1: a program holding 24M in a 32M memcg (soft limit 28M) frees what a 16M hog needs" {
-	requires prog:mp_load mempressure memcg
+	requires prog:mp_load mempressure memory
 	mp_v1_mount mempressure mempressure
 	mp_v1_mount memory memory
 	mkdir "$MP/kt" "$MEM/kt"
@@ -39,7 +39,7 @@ teardown() {
 }
 
 @test "seed_client: a program written from the RFC's documentation alone" {
-	requires prog:seed_client mempressure memcg
+	requires prog:seed_client mempressure memory
 	mp_v1_mount mempressure mempressure
 	mp_v1_mount memory memory
 	mkdir "$MP/seed" "$MEM/seed"

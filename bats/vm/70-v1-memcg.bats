@@ -8,7 +8,7 @@
 load helpers
 
 setup() {
-	requires vm root memcg
+	requires vm root memory
 }
 
 teardown() {

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# helpers.bash - shared by the in-VM suites (load helpers)
+# helpers.bash - shared by the in-VM suites (load helpers); what the host
+# suites share too (requires, mp_run, MP_PIDS, cgroup removal) is in
+# ../lib/core.bash
 #
 # These suites run inside the test VM as root (kernel-patch/scripts/vm-init.sh
 # runs them); on a host they skip.  The layout is the hybrid one: cgroup2 at
@@ -9,52 +11,19 @@
 # under /sys/fs/cgroup/<name> and unmounted in their teardown, because a
 # controller bound to v1 is not available in v2.
 
-load /usr/lib/bats/bats-support/load
-load /usr/lib/bats/bats-assert/load
-
 MP_CG=/sys/fs/cgroup
 MP_V2=$MP_CG/unified
 MP_BIN=/mpctl/bin
+MPCTL_BIN=${MPCTL_BIN:-$MP_BIN/mpctl}
+
+# requires, mp_run, background processes (MP_PIDS, mp_stop_bg; teardown
+# calls mp_kill_bg) and cgroup removal: the same as in the host suites
+# shellcheck source=bats/lib/core.bash
+. "${BASH_SOURCE[0]%/*}/../lib/core.bash"
+
 # shellcheck disable=SC2034 # used by the suites
 MP_IN_CG=$BATS_TEST_DIRNAME/in-cg.sh
 PATH=$MP_BIN:$PATH
-
-# run with a trace on stderr that bats shows only for failing tests
-# shellcheck disable=SC2154 # status and output are set by run
-mp_run() {
-	run "$@"
-	echo "$* (status=$status)" >&2
-	printf '%s\n' "$output" >&2
-}
-
-in_vm() {
-	[ -f /mpctl/flavour ]
-}
-
-# requires WHAT...: skip the test with a reason unless every WHAT holds
-requires() {
-	local w
-	for w in "$@"; do
-		case $w in
-		vm) in_vm || skip "not in the mpctl test VM" ;;
-		root) [ "$(id -u)" = 0 ] || skip "needs root" ;;
-		mempressure)
-			mp_have_controller mempressure ||
-				skip "no mempressure controller in /proc/cgroups" ;;
-		memcg) mp_have_controller memory || skip "no memory controller" ;;
-		psi) [ -r /proc/pressure/memory ] || skip "no PSI" ;;
-		swap) [ "$(wc -l </proc/swaps)" -gt 1 ] || skip "no swap" ;;
-		mpctl) [ -x $MP_BIN/mpctl ] || skip "no static mpctl in the VM" ;;
-		prog:*) [ -x "$MP_BIN/${w#prog:}" ] ||
-				skip "no ${w#prog:} in the VM" ;;
-		*) fail "requires: unknown '$w'" ;;
-		esac
-	done
-}
-
-mp_have_controller() {
-	awk -v c="$1" '$1 == c && $4 == 1 { f = 1 } END { exit !f }' /proc/cgroups
-}
 
 # the series the kernel was built with ("none" without patches)
 mp_series() {
@@ -82,24 +51,6 @@ mp_v1_mount() {
 		sleep 0.2
 	done
 	mount -t cgroup -o "$2" none "$dir"
-}
-
-# remove every child cgroup below DIR, deepest first, killing what is in them
-mp_cg_rmtree() {
-	local dir=$1 d p
-	[ -d "$dir" ] || return 0
-	find "$dir" -mindepth 1 -depth -type d | while read -r d; do
-		# v1 memcg: uncharge what is left, so the cgroup really goes away
-		[ ! -e "$d/memory.force_empty" ] ||
-			echo 0 >"$d/memory.force_empty" 2>/dev/null || true
-		for _ in 1 2 3 4 5 6 7 8 9 10; do
-			while read -r p; do
-				kill -9 "$p" 2>/dev/null || true
-			done <"$d/cgroup.procs"
-			rmdir "$d" 2>/dev/null && break
-			sleep 0.2
-		done
-	done
 }
 
 # mp_v1_umount NAME: empty and unmount a v1 hierarchy, then wait until its
@@ -168,15 +119,47 @@ mp_v2_release() {
 	for d in "$MP_V2"/t-*; do
 		[ -d "$d" ] || continue
 		mp_cg_rmtree "$d"
-		for _ in $(seq 20); do
-			rmdir "$d" 2>/dev/null && break
-			sleep 0.1
-		done
+		rm_cgroup "$d"
 	done
 	for c in mempressure memory; do
 		grep -qw "$c" "$MP_V2/cgroup.subtree_control" || continue
 		echo "-$c" >"$MP_V2/cgroup.subtree_control" || true
 	done
+}
+
+# the setup and teardown of the cgroup2 suites: memory and mempressure
+# enabled for the root's children; background processes ended, the test
+# cgroups removed and the controllers released
+mp_v2_setup() {
+	requires vm root mempressure memory "$@"
+	mp_v2_enable memory
+	mp_v2_enable mempressure
+}
+mp_v2_teardown() {
+	mp_kill_bg
+	mp_v2_release
+}
+
+# the teardown of the v1 suites: background processes ended, the v1
+# mempressure and memory hierarchies emptied and unmounted
+mp_v1_teardown() {
+	mp_kill_bg
+	mp_v1_umount mempressure
+	mp_v1_umount memory
+}
+
+# mp_bg_registered OUT CMD...: run CMD in the background (in MP_PIDS),
+# output to OUT; wait until it says "registered", fail on "error"
+mp_bg_registered() {
+	local out=$1
+	shift
+	"$@" >"$out" 2>&1 &
+	MP_PIDS+=($!)
+	mp_wait_line "$out" '^(registered|error)' 100 ||
+		fail "'$*' did not register: $(cat "$out")"
+	if grep -q '^error' "$out"; then
+		fail "'$*': $(cat "$out")"
+	fi
 }
 
 # mp_ksft: after mp_run of a kselftest-style program: skip on KSFT_SKIP (4),

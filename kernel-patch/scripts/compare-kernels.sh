@@ -183,8 +183,8 @@ if [ -n "$demos" ]; then
 	}
 	trap restore EXIT
 fi
-command -v qemu-system-x86_64 >/dev/null ||
-	die "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
+. "$here/qemu-cmd.sh"
+why=$(mp_qemu_need) || die "$why"
 command -v cpio >/dev/null || die "cpio missing"
 command -v jq >/dev/null || die "jq missing"
 
@@ -238,11 +238,10 @@ fi
 	cpio --null -o -H newc --owner=0:0 --quiet) | gzip -1 >"$out/overlay.cpio.gz"
 
 # --- the qemu command line: the harness's, one for every kernel -------------
-. "$here/qemu-cmd.sh"
+# (qemu-cmd.sh is sourced above); KVM when run-vm.sh's probe found it works
 if [ "$mode" = tcg ] && [ -z "${VMTEST_ACCEL:-}" ]; then
 	VMTEST_ACCEL=tcg
-	if [ -e /dev/kvm ] && [ -f "$top/build/kvm-verdict" ] &&
-	   [ "$(sed -n 2p "$top/build/kvm-verdict")" = kvm ]; then
+	if [ "$(mp_qemu_kvm_cached "$top/build/kvm-verdict")" = kvm ]; then
 		VMTEST_ACCEL=kvm
 	fi
 	export VMTEST_ACCEL

@@ -137,7 +137,11 @@ if [ -f "$sel/cgroup/test_mempressure.c" ]; then
 	fi
 fi
 
+# all of bats/: the VM suites, and what they load from outside bats/vm
+# (bats/lib/core.bash; the host suites and helpers.bash that
+# 80-v1-host-suites.bats runs)
 cp -a "$top/bats" "$root/mpctl/bats"
+[ -f "$root/mpctl/bats/lib/core.bash" ] || die "bats/lib/core.bash missing"
 cp "$here/vm-init.sh" "$root/init"
 chmod 755 "$root/init"
 printf 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/:/bin/sh\n' \

@@ -2,7 +2,9 @@
 # shellcheck shell=bash
 #
 # qemu-cmd.sh - the one qemu command line of the VM harness, sourced by
-#               run-vm.sh and compare-kernels.sh
+#               run-vm.sh and compare-kernels.sh (and by scripts/check.sh
+#               for mp_qemu_need); nothing else names qemu's binary or
+#               builds its arguments
 #
 # Two modes (VMTEST_MODE):
 #
@@ -37,6 +39,30 @@
 
 # the shift chosen by measurement (README-harness.md, "Deterministic mode")
 MP_DET_SHIFT=2
+
+MP_QEMU=qemu-system-x86_64
+
+# mp_qemu_need: succeeds when qemu is installed, else prints why not (for
+# the caller's message) and fails
+mp_qemu_need() {
+	command -v "$MP_QEMU" >/dev/null && return 0
+	echo "$MP_QEMU missing (apt-get install qemu-system-x86)"
+	return 1
+}
+
+# mp_qemu_kvm_key: what a cached KVM verdict holds for (the host's kernel
+# and qemu's version)
+mp_qemu_kvm_key() {
+	echo "$(uname -r) $("$MP_QEMU" --version | head -n1)"
+}
+
+# mp_qemu_kvm_cached FILE: the verdict cached in FILE by run-vm.sh's probe
+# (kvm or tcg), when /dev/kvm exists and FILE is for this kernel and qemu
+mp_qemu_kvm_cached() {
+	[ -e /dev/kvm ] && [ -f "$1" ] &&
+		[ "$(sed -n 1p "$1")" = "$(mp_qemu_kvm_key)" ] || return 1
+	sed -n 2p "$1"
+}
 
 # mp_qemu_setup: sets mp_qemu_mode, mp_qemu_desc, the array mp_qemu_args
 # (every qemu argument but the kernel, initrd and serial ports) and
@@ -91,7 +117,7 @@ mp_qemu_run() {
 	local rc=0
 	shift 7
 	rm -f "$console" "$out"
-	timeout -k 10 "$secs" qemu-system-x86_64 "${mp_qemu_args[@]}" "$@" \
+	timeout -k 10 "$secs" "$MP_QEMU" "${mp_qemu_args[@]}" "$@" \
 		-kernel "$image" -initrd "$initrd" \
 		-serial "file:$console" -serial "file:$out" \
 		-append "$mp_qemu_append $append" \

@@ -50,10 +50,8 @@ die() { msg "$*"; exit 1; }
 
 [ -f "$image" ] || die "'$image' missing: make kernel KVER=$kver DEBUG=$debug (or VMTEST_IMAGE=)"
 [ -f "$initrd" ] || die "'$initrd' missing: make initramfs KVER=$kver DEBUG=$debug"
-command -v qemu-system-x86_64 >/dev/null ||
-	die "qemu-system-x86_64 missing (apt-get install qemu-system-x86)"
-
 . "$here/qemu-cmd.sh"
+why=$(mp_qemu_need) || die "$why"
 trap mp_qemu_kill EXIT
 trap 'exit 130' INT TERM
 
@@ -73,9 +71,9 @@ if [ "${VMTEST_MODE:-tcg}" = det ]; then
 elif [ -z "$accel" ]; then
 	accel=tcg
 	if [ -e /dev/kvm ]; then
-		key="$(uname -r) $(qemu-system-x86_64 --version | head -n1)"
-		if [ -f "$verdict" ] && [ "$(sed -n 1p "$verdict")" = "$key" ]; then
-			accel=$(sed -n 2p "$verdict")
+		key=$(mp_qemu_kvm_key)
+		if cached=$(mp_qemu_kvm_cached "$verdict"); then
+			accel=$cached
 		else
 			msg "probing KVM (20s)"
 			VMTEST_ACCEL=kvm mp_qemu_setup || die "bad VMTEST_*"
