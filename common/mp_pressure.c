@@ -486,44 +486,47 @@ static int v1_register(struct mp_source *src, const char *file,
 		       struct mp_err *err)
 {
 	char path[PATH_MAX + 64], cmd[128];
-	int efd = -1, lfd = -1, cfd = -1, n, e;
+	int efd = -1, lfd = -1, cfd = -1, n, ret = -1;
 
 	snprintf(path, sizeof(path), "%s/%s", src->cg.dir, file);
 	snprintf(src->file, sizeof(src->file), "%s", path);
 	lfd = open(path, O_RDONLY | O_CLOEXEC);
-	if (lfd < 0)
-		return mp_errf(err, -1, errno, "cannot open '%s'", path);
+	if (lfd < 0) {
+		mp_errf(err, -1, errno, "cannot open '%s'", path);
+		goto out;
+	}
 	snprintf(path, sizeof(path), "%s/cgroup.event_control", src->cg.dir);
 	cfd = open(path, O_WRONLY | O_CLOEXEC);
 	if (cfd < 0) {
-		e = errno;
-		close(lfd);
-		return mp_errf(err, -1, e, "cannot open '%s'", path);
+		mp_errf(err, -1, errno, "cannot open '%s'", path);
+		goto out;
 	}
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (efd < 0) {
-		e = errno;
-		close(lfd);
-		close(cfd);
-		return mp_errf(err, MP_EXIT_FAILURE, e, "cannot create eventfd");
+		mp_errf(err, MP_EXIT_FAILURE, errno, "cannot create eventfd");
+		goto out;
 	}
 	n = snprintf(cmd, sizeof(cmd), "%d %d %s", efd, lfd, args);
 	if (write(cfd, cmd, n) != n) {
-		e = errno;
-		close(lfd);
-		close(cfd);
-		close(efd);
-		return mp_errf(err, e == EINVAL ? MP_EXIT_USAGE : -1, e,
-			       "cannot register '%s' on '%s'", args, path);
+		mp_errf(err, errno == EINVAL ? MP_EXIT_USAGE : -1, errno,
+			"cannot register '%s' on '%s'", args, path);
+		goto out;
 	}
-	close(lfd);
-	close(cfd);
+	/* the kernel holds the registration: the eventfd is the watch's */
 	if (add_watch(src, efd, level)) {
-		e = errno;
-		close(efd);
-		return mp_errf(err, MP_EXIT_FAILURE, e, "epoll_ctl");
+		mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_ctl");
+		goto out;
 	}
-	return 0;
+	efd = -1;
+	ret = 0;
+out:
+	if (efd >= 0)
+		close(efd);
+	if (cfd >= 0)
+		close(cfd);
+	if (lfd >= 0)
+		close(lfd);
+	return ret;
 }
 
 /*
