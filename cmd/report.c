@@ -30,6 +30,7 @@
 #include "cmd.h"
 #include "mp_cgroup.h"
 #include "mp_json.h"
+#include "mp_memstat.h"
 #include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
@@ -846,38 +847,17 @@ static json_t *kernel_config(const char *release)
 	return c;
 }
 
-static int meminfo(const char *key, uint64_t *bytes)
+/* a /proc/meminfo line in bytes, null if it is missing */
+static json_t *mem_json(const struct mp_meminfo *mi, unsigned int bit,
+			uint64_t v)
 {
-	char path[PATH_MAX], line[256];
-	size_t klen = strlen(key);
-	unsigned long long kb;
-	FILE *f;
-
-	f = fopen(mp_syspath(path, sizeof(path), "/proc/meminfo"), "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, klen) && line[klen] == ':' &&
-		    sscanf(line + klen + 1, "%llu", &kb) == 1) {
-			fclose(f);
-			*bytes = kb * 1024;
-			return 0;
-		}
-	}
-	fclose(f);
-	return -1;
-}
-
-static json_t *mem_json(const char *key)
-{
-	uint64_t v;
-
-	return meminfo(key, &v) ? json_null() : json_integer((json_int_t)v);
+	return mi->have & bit ? json_integer((json_int_t)v) : json_null();
 }
 
 static json_t *system_json(void)
 {
 	json_t *sys = json_object(), *be = json_array();
+	struct mp_meminfo mi;
 	struct mp_hier v1, v2;
 	bool have_v1, have_v2;
 	struct utsname u;
@@ -890,11 +870,15 @@ static json_t *system_json(void)
 	json_object_set_new(sys, "machine", json_string(u.machine));
 	json_object_set_new(sys, "kernel_config", kernel_config(u.release));
 	json_object_set_new(sys, "nr_cpus", json_integer(get_nprocs()));
-	json_object_set_new(sys, "mem_total_bytes", mem_json("MemTotal"));
+	mp_meminfo_read(&mi);	/* on failure, have is 0: nulls */
+	json_object_set_new(sys, "mem_total_bytes",
+			    mem_json(&mi, MP_MI_TOTAL, mi.total));
 	json_object_set_new(sys, "mem_available_bytes",
-			    mem_json("MemAvailable"));
-	json_object_set_new(sys, "swap_total_bytes", mem_json("SwapTotal"));
-	json_object_set_new(sys, "swap_free_bytes", mem_json("SwapFree"));
+			    mem_json(&mi, MP_MI_AVAIL, mi.avail));
+	json_object_set_new(sys, "swap_total_bytes",
+			    mem_json(&mi, MP_MI_SWAP_TOTAL, mi.swap_total));
+	json_object_set_new(sys, "swap_free_bytes",
+			    mem_json(&mi, MP_MI_SWAP_FREE, mi.swap_free));
 	have_v1 = !mp_find_v1("memory", &v1);
 	have_v2 = !mp_find_v2(&v2);
 	json_object_set_new(sys, "cgroup_mode", json_string(

@@ -1281,13 +1281,13 @@ static int stress(struct stress_opts *o)
 				 (double)o->chunk);
 	if (!r.footprint)
 		r.footprint = 1;
-	mp_meminfo(NULL, NULL, &r.swap_start);
 	{
-		char buf[8192], *p;
+		struct mp_meminfo mi;
 
-		if (!mp_read_file("/proc/meminfo", buf, sizeof(buf)) &&
-		    (p = strstr(buf, "SwapTotal:")))
-			r.swap_total = strtoull(p + 10, NULL, 10) * 1024;
+		if (!mp_meminfo_read(&mi)) {
+			r.swap_total = mi.swap_total;
+			r.swap_start = mi.swap_total - mi.swap_free;
+		}
 	}
 	if (r.cg.dir[0])
 		mp_cg_oom_kills(&r.cg, &r.oom_base);
