@@ -79,8 +79,9 @@ $(O)/mpctl: $(OBJS)
 $(O)/mpctl-%: $(O)/mpctl
 	$(Q)ln -sf mpctl $@
 
-$(O)/%: stress/%.c $(HDRS) $(filter $(O)/obj/common/%,$(OBJS))
-	$(CC) $(CFLAGS) -o $@ $< $(filter $(O)/obj/common/%,$(OBJS)) $(LDLIBS)
+# the standalone programs run the engine over common/
+$(O)/%: stress/%.c $(HDRS) $(filter $(O)/obj/common/% $(O)/obj/stress/engine.o,$(OBJS))
+	$(CC) $(CFLAGS) -o $@ $< $(filter $(O)/obj/common/% $(O)/obj/stress/engine.o,$(OBJS)) $(LDLIBS)
 
 # a static binary for the initramfs (glibc's libc.a, libjansson.a)
 $(O)/static-obj/%.o: %.c $(HDRS)
@@ -95,10 +96,10 @@ $(O)/static/mpctl: $(STATIC_OBJS)
 	$(quiet) LD $@
 	$(Q)$(CC) -static $(LDFLAGS) -o $@ $(STATIC_OBJS) $(LDLIBS)
 
-$(O)/static/%: stress/%.c $(filter $(O)/static-obj/common/%,$(STATIC_OBJS))
+$(O)/static/%: stress/%.c $(filter $(O)/static-obj/common/% $(O)/static-obj/stress/engine.o,$(STATIC_OBJS))
 	@mkdir -p $(dir $@)
 	$(CC) -static $(CFLAGS) -o $@ $< \
-		$(filter $(O)/static-obj/common/%,$(STATIC_OBJS)) $(LDLIBS)
+		$(filter $(O)/static-obj/common/% $(O)/static-obj/stress/engine.o,$(STATIC_OBJS)) $(LDLIBS)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \

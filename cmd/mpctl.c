@@ -16,6 +16,7 @@
 
 #include "cmd.h"
 #include "mp_parse.h"
+#include "run.h"
 
 struct cmd_struct {
 	const char *name;
@@ -29,6 +30,8 @@ static const struct cmd_struct commands[] = {
 	{ "add", cmd_add, "account reclaimable chunks, wait for requests" },
 	{ "stress", cmd_stress, "allocate under a limit with the shrinker" },
 	{ "report", cmd_report, "run the standard suite, compare reports" },
+	/* hidden (no help): the process mpctl stress starts for its engine */
+	{ STRESS_ENGINE_APPLET, stress_engine_applet, NULL },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -133,7 +136,9 @@ static void usage(FILE *f)
 		"Memory pressure events and user-space shrinkers.\n\n"
 		"Commands:\n");
 	for (i = 0; i < NR_COMMANDS; i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+		if (commands[i].help)
+			fprintf(f, "  %-10s %s\n", commands[i].name,
+				commands[i].help);
 	fprintf(f, "\nOptions:\n"
 		"  -h, --help     give this help list\n"
 		"      --usage    give a short usage message\n"
