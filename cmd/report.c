@@ -35,6 +35,7 @@
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_report.h"
+#include "mp_stats.h"
 #include "mp_svg.h"
 
 #define MAX_SCENARIOS	16
@@ -513,20 +514,6 @@ static int run_stress(const struct report_opts *o, const struct scenario *s,
 	return stress_result(status, out, err);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t pct_of(const uint64_t *v, size_t n, double p)
-{
-	size_t i = (size_t)ceil(p / 100 * n);
-
-	return v[i ? i - 1 : 0];
-}
-
 /*
  * A cgroup for the listen scenario, with the run's limit: v1 memcg when
  * mounted (listen's memcg backend), else cgroup2 with the memory
@@ -587,8 +574,8 @@ static int listen_cgroup(const struct report_opts *o, struct mp_cgroup *cg,
 }
 
 struct listen_acc {
-	uint64_t *lat;
-	size_t n, cap;
+	struct mp_hist lat;	/* wake-up to line read, as stress's latencies */
+	size_t n;
 	uint64_t levels[MP_LEVEL_NR];
 	uint64_t first_mono;
 	struct buf b;
@@ -614,18 +601,8 @@ static void listen_lines(struct listen_acc *a, uint64_t t)
 		if (!ev)
 			continue;
 		if (!mp_json_path_num(ev, "event.monotonic_ns", &mono)) {
-			if (a->n == a->cap) {
-				uint64_t *p;
-
-				a->cap = a->cap ? a->cap * 2 : 256;
-				p = realloc(a->lat, a->cap * sizeof(*p));
-				if (!p) {
-					json_decref(ev);
-					return;
-				}
-				a->lat = p;
-			}
-			a->lat[a->n++] = t > mono ? t - (uint64_t)mono : 0;
+			mp_hist_add(&a->lat, t > mono ? t - (uint64_t)mono : 0);
+			a->n++;
 			if (!a->first_mono)
 				a->first_mono = (uint64_t)mono;
 		}
@@ -734,13 +711,12 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 	json_object_set_new(doc, "event_lines",
 			    json_integer((json_int_t)acc.n));
 	if (acc.n) {
-		qsort(acc.lat, acc.n, sizeof(*acc.lat), cmp_u64);
 		json_object_set_new(doc, "latency", json_pack(
 			"{s:I, s:I, s:I, s:I}",
 			"count", (json_int_t)acc.n,
-			"p50_ns", (json_int_t)pct_of(acc.lat, acc.n, 50),
-			"p99_ns", (json_int_t)pct_of(acc.lat, acc.n, 99),
-			"max_ns", (json_int_t)acc.lat[acc.n - 1]));
+			"p50_ns", (json_int_t)mp_hist_quantile(&acc.lat, 0.50),
+			"p99_ns", (json_int_t)mp_hist_quantile(&acc.lat, 0.99),
+			"max_ns", (json_int_t)acc.lat.max));
 		json_object_set_new(doc, "first_event_ns", json_integer(
 			(json_int_t)(acc.first_mono > start ?
 				     acc.first_mono - start : 0)));
@@ -765,7 +741,6 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 out:
 	free(sb.data);
 	free(acc.b.data);
-	free(acc.lat);
 out_cg:
 	if (mp_cg_remove(&cg, 5000) && !ret)
 		cmd_error("cannot remove cgroup '%s': %s", cg.dir,
