@@ -159,7 +159,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'o':
 		if (!*arg)
-			argp_error(state, "empty file name for --output");
+			cmd_argerr(state, "empty file name for --output");
 		o->output = arg;
 		break;
 	case 'd':
@@ -167,7 +167,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'r':
 		if (mp_parse_long(arg, 1, 100, &o->repeat))
-			argp_error(state, "invalid repeat count '%s': must be "
+			cmd_argerr(state, "invalid repeat count '%s': must be "
 				   "1 to 100", arg);
 		break;
 	case 's':
@@ -175,21 +175,21 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			if (!strcmp(scenarios[i].name, arg))
 				break;
 		if (i == NR_SCENARIOS)
-			argp_error(state, "unknown scenario '%s' (see --list)",
+			cmd_argerr(state, "unknown scenario '%s' (see --list)",
 				   arg);
 		if (o->nr_scenarios == MAX_SCENARIOS)
-			argp_error(state, "too many --scenario options");
+			cmd_argerr(state, "too many --scenario options");
 		o->scenarios[o->nr_scenarios++] = arg;
 		break;
 	case 'L':
 		if (mp_parse_size(arg, &v) || v < 16 << 20)
-			argp_error(state, "invalid limit '%s': at least 16M",
+			cmd_argerr(state, "invalid limit '%s': at least 16M",
 				   arg);
 		o->limit = v;
 		break;
 	case OPT_STRESS_ARG:
 		if (o->nr_extra == 8)
-			argp_error(state, "too many --stress-arg options");
+			cmd_argerr(state, "too many --stress-arg options");
 		o->stress_extra[o->nr_extra++] = arg;
 		break;
 	case OPT_LIST:
@@ -203,7 +203,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->threshold = strtod(arg, &end);
 		if (errno || end == arg || *end || !isfinite(o->threshold) ||
 		    o->threshold < 0)
-			argp_error(state, "invalid threshold '%s': a "
+			cmd_argerr(state, "invalid threshold '%s': a "
 				   "percentage of 0 or more", arg);
 		break;
 	case OPT_ALPHA:
@@ -211,7 +211,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->alpha = strtod(arg, &end);
 		if (errno || end == arg || *end || !(o->alpha > 0) ||
 		    !(o->alpha < 1))
-			argp_error(state, "invalid alpha '%s': a probability "
+			cmd_argerr(state, "invalid alpha '%s': a probability "
 				   "between 0 and 1", arg);
 		break;
 	case OPT_ALLOW_EMPTY:
@@ -219,12 +219,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SVG:
 		if (!*arg)
-			argp_error(state, "empty file name for --svg");
+			cmd_argerr(state, "empty file name for --svg");
 		o->svg = arg;
 		break;
 	case OPT_HTML:
 		if (!*arg)
-			argp_error(state, "empty file name for --html");
+			cmd_argerr(state, "empty file name for --html");
 		o->html = arg;
 		break;
 	case 'i':
@@ -232,20 +232,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		if (!o->compare || o->nr_args == 2)
-			argp_error(state, "unexpected argument '%s'", arg);
+			cmd_argerr(state, "unexpected argument '%s'", arg);
 		o->args[o->nr_args++] = arg;
 		break;
 	case ARGP_KEY_END:
 		if (o->compare && o->nr_args != 2)
-			argp_error(state, "--compare needs BASE.json and "
+			cmd_argerr(state, "--compare needs BASE.json and "
 				   "NEW.json");
 		if (o->compare && (o->svg || o->html || o->input ||
 				   o->output || o->nr_scenarios))
-			argp_error(state, "--compare takes no --svg, --html, "
+			cmd_argerr(state, "--compare takes no --svg, --html, "
 				   "--input, --output or --scenario");
 		if (!o->compare && (o->threshold >= 0 || o->alpha > 0 ||
 				    o->allow_empty))
-			argp_error(state, "--threshold, --alpha and "
+			cmd_argerr(state, "--threshold, --alpha and "
 				   "--allow-empty go with --compare");
 		break;
 	default:

@@ -118,21 +118,21 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'C':
 		if (mp_parse_size(arg, &v))
-			argp_error(state, "invalid chunk size '%s'", arg);
+			cmd_argerr(state, "invalid chunk size '%s'", arg);
 		if (!v)
-			argp_error(state, "invalid chunk size '%s': must not be zero",
+			cmd_argerr(state, "invalid chunk size '%s': must not be zero",
 				   arg);
 		if (v < STRESS_MIN_CHUNK)
-			argp_error(state, "invalid chunk size '%s': below 4K",
+			cmd_argerr(state, "invalid chunk size '%s': below 4K",
 				   arg);
 		if (mp_parse_chunk(arg, &v))
-			argp_error(state, "invalid chunk size '%s': not a multiple of the page size (%ld)",
+			cmd_argerr(state, "invalid chunk size '%s': not a multiple of the page size (%ld)",
 				   arg, sysconf(_SC_PAGESIZE));
 		o->chunk = v;
 		break;
 	case 'T':
 		if (mp_parse_long(arg, 1, STRESS_MAX_THREADS, &n))
-			argp_error(state, "invalid thread count '%s': %s", arg,
+			cmd_argerr(state, "invalid thread count '%s': %s", arg,
 				   errno == ERANGE ? "must be 1 to 1024" :
 				   "not a number");
 		o->threads = (int)n;
@@ -142,20 +142,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'L':
 		if (mp_parse_size(arg, &v))
-			argp_error(state, "invalid limit '%s'", arg);
+			cmd_argerr(state, "invalid limit '%s'", arg);
 		if (v < STRESS_MIN_LIMIT)
-			argp_error(state, "limit '%s' is below 16M: the engine needs room", arg);
+			cmd_argerr(state, "limit '%s' is below 16M: the engine needs room", arg);
 		o->limit = v;
 		o->limit_set = true;
 		break;
 	case OPT_OVERCOMMIT:
 		if (parse_frac(arg, 0, 64, &o->overcommit))
-			argp_error(state, "invalid overcommit '%s': must be above 0 and at most 64",
+			cmd_argerr(state, "invalid overcommit '%s': must be above 0 and at most 64",
 				   arg);
 		break;
 	case 'b':
 		if (mp_backend_parse(arg, &o->backend))
-			argp_error(state, "unknown backend '%s'", arg);
+			cmd_argerr(state, "unknown backend '%s'", arg);
 		break;
 	case OPT_EMULATE:
 		o->emulate = true;
@@ -171,12 +171,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'c':
 		if (!*arg)
-			argp_error(state, "empty cgroup path");
+			cmd_argerr(state, "empty cgroup path");
 		o->cgroup = arg;
 		break;
 	case 'H':
 		if (!*arg)
-			argp_error(state, "empty arguments for --hog");
+			cmd_argerr(state, "empty arguments for --hog");
 		o->hog = arg;
 		break;
 	case 'p':
@@ -187,41 +187,41 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'o':
 		if (!*arg)
-			argp_error(state, "empty file name for --output");
+			cmd_argerr(state, "empty file name for --output");
 		so->output = arg;
 		break;
 	case OPT_TARGET:
 		if (parse_frac(arg, 0, 0.99, &o->target))
-			argp_error(state, "invalid target '%s': a fraction above 0 and at most 0.99",
+			cmd_argerr(state, "invalid target '%s': a fraction above 0 and at most 0.99",
 				   arg);
 		break;
 	case OPT_HIGH:
 		if (!strcmp(arg, "off"))
 			o->high = -1;
 		else if (parse_frac(arg, 0, 1, &o->high))
-			argp_error(state, "invalid threshold '%s': a fraction above 0 and at most 1, or 'off'",
+			cmd_argerr(state, "invalid threshold '%s': a fraction above 0 and at most 1, or 'off'",
 				   arg);
 		break;
 	case OPT_RT:
 		if (mp_parse_long(arg, 0, 99, &n))
-			argp_error(state, "invalid priority '%s': must be 0 to 99",
+			cmd_argerr(state, "invalid priority '%s': must be 0 to 99",
 				   arg);
 		o->rt_priority = (int)n;
 		break;
 	case OPT_RECLAIM_RT:
 		if (mp_parse_long(arg, 0, 99, &n))
-			argp_error(state, "invalid priority '%s': must be 0 to 99",
+			cmd_argerr(state, "invalid priority '%s': must be 0 to 99",
 				   arg);
 		o->reclaim_rt = (int)n;
 		break;
 	case OPT_NICE:
 		if (mp_parse_long(arg, -20, 19, &n))
-			argp_error(state, "invalid nice value '%s': must be -20 to 19",
+			cmd_argerr(state, "invalid nice value '%s': must be -20 to 19",
 				   arg);
 		o->reclaim_nice = (int)n;
 		break;
 	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
+		cmd_argerr(state, "unexpected argument '%s'", arg);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
