@@ -324,6 +324,8 @@ static pid_t spawn(struct spawn *sp)
 	sigemptyset(&sp->none);
 	fflush(NULL);
 	pid = fork();
+	if (pid > 0)
+		setpgid(pid, pid);	/* no race with a signal before exec */
 	if (pid)
 		return pid;
 	setpgid(0, 0);	/* Ctrl-C goes to the parent, which stops us */
@@ -472,7 +474,7 @@ int stress_engine_applet(int argc, char **argv)
 					LLONG_MAX, 19, 99 };
 	struct mp_shrinker *sh;
 	struct mp_err err;
-	int i, j;
+	int i, j, ret;
 
 	for (i = 1; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--shm")) {
@@ -505,7 +507,9 @@ int stress_engine_applet(int argc, char **argv)
 	cfg.reclaim_nice = (int)v[3];
 	cfg.reclaim_rt = (int)v[4];
 	cfg.sh = sh;
-	return stress_engine_run(&cfg) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+	ret = stress_engine_run(&cfg) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+	mp_shrinker_close(sh);
+	return ret;
 usage:
 	/* started by stress_run() only: not for hands */
 	fprintf(stderr, "mpctl %s: the engine of 'mpctl stress', not a command\n",
@@ -924,7 +928,6 @@ int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 	int ret = -1;
 
 	memset(res, 0, sizeof(*res));
-	res->hog = cfg->hog != NULL;
 	if (prepare(&r, err))
 		goto out;
 	res->start_ns = now_ns();

@@ -90,7 +90,6 @@ struct stress_result {
 	uint64_t peak, swap_start, swap_end, swap_total;
 	uint64_t oom_kills;
 	struct stress_shared engine;	/* the engine's numbers at the end */
-	bool hog;
 	bool hog_exited;
 	int hog_status;
 	bool hog_have_ops;
