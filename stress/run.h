@@ -109,7 +109,9 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err);
  * Run; 0 with res filled (whatever the engine's end: see res->reason and
  * res->engine.error), or -1 with err when the run could not be made (status
  * 64 for a chunk above --cgroup's own limit). res must be freed with
- * stress_result_free() either way.
+ * stress_result_free() either way. SIGINT, SIGTERM, SIGHUP and SIGCHLD
+ * are taken through a signalfd and stay blocked afterwards (a second
+ * Ctrl-C must not cut the report short); SIGPIPE is ignored.
  */
 int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 	       struct mp_err *err);
