@@ -82,7 +82,7 @@ $(O)/mpctl: $(OBJS)
 $(O)/mpctl-%: $(O)/mpctl
 	$(Q)ln -sf mpctl $@
 
-$(PROGS): $(O)/%: $(O)/obj/stress/%.o $(COMMON_OBJS)
+$(PROGS): $(O)/%: $(O)/obj/stress/%.o $(O)/obj/stress/engine.o $(COMMON_OBJS)
 	$(quiet) LD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -97,7 +97,7 @@ $(O)/static/mpctl: $(OBJS)
 	$(quiet) LD $@
 	$(Q)$(CC) -static $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
-$(STATIC_PROGS): $(O)/static/%: $(O)/obj/stress/%.o $(COMMON_OBJS)
+$(STATIC_PROGS): $(O)/static/%: $(O)/obj/stress/%.o $(O)/obj/stress/engine.o $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) -static $(LDFLAGS) -o $@ $^ $(LDLIBS)

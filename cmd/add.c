@@ -64,18 +64,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		if (o->have_n)
-			argp_error(state, "unexpected argument '%s'", arg);
+			cmd_argerr(state, "unexpected argument '%s'", arg);
 		/* "+5" is a count too, as the kernel's file takes it */
 		if (mp_parse_long(arg[0] == '+' ? arg + 1 : arg, -INT32_MAX,
 				  INT32_MAX, &o->n))
-			argp_error(state, "invalid chunk count '%s'", arg);
+			cmd_argerr(state, "invalid chunk count '%s'", arg);
 		o->have_n = true;
 		break;
 	case ARGP_KEY_END:
 		if (!o->have_n && !o->wait)
-			argp_error(state, "nothing to do: give N or --wait");
+			cmd_argerr(state, "nothing to do: give N or --wait");
 		if (!o->wait && (o->timeout_ns || o->json))
-			argp_error(state, "--timeout and --json go with "
+			cmd_argerr(state, "--timeout and --json go with "
 				   "--wait");
 		break;
 	default:

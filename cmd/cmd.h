@@ -38,13 +38,22 @@ int cmd_fail(const struct mp_err *err);
 int cmd_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
-/* argp_parse with the command's name in messages; argp exits 64 on error */
+/*
+ * argp_parse with the command's name in messages; a usage error exits 64
+ * with cmd_usage_error()'s hint
+ */
 struct argp;
 int cmd_argp_parse(const struct argp *argp, int argc, char **argv,
 		   void *input);
+/*
+ * argp_error() for the commands' option parsers: the message, the hint of
+ * cmd_usage_error(), exit 64 (argp_error() would give argp's own hint)
+ */
+struct argp_state;
+void cmd_argerr(const struct argp_state *state, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 2, 3)));
 
 /* a positive duration for an option, or a usage error (exits 64) */
-struct argp_state;
 uint64_t cmd_arg_duration(struct argp_state *state, const char *arg);
 
 #endif

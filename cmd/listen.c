@@ -84,28 +84,28 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'l':
 		if (mp_level_parse(arg, &o->cfg.level))
-			argp_error(state, "unknown level '%s'", arg);
+			cmd_argerr(state, "unknown level '%s'", arg);
 		break;
 	case 'c':
 		o->cgroup = arg;
 		break;
 	case 'b':
 		if (mp_backend_parse(arg, &o->cfg.backend))
-			argp_error(state, "unknown backend '%s'", arg);
+			cmd_argerr(state, "unknown backend '%s'", arg);
 		break;
 	case 'm':
 		if (mp_mode_parse(arg, &o->cfg.mode))
-			argp_error(state, "unknown mode '%s'", arg);
+			cmd_argerr(state, "unknown mode '%s'", arg);
 		o->cfg.mode_set = true;
 		break;
 	case OPT_PSI:
 		if (mp_psi_parse(arg, &o->cfg.psi, &err))
-			argp_error(state, "%s", err.msg);
+			cmd_argerr(state, "%s", err.msg);
 		o->cfg.psi_set = true;
 		break;
 	case 'n':
 		if (mp_parse_long(arg, 1, INT32_MAX, &o->count))
-			argp_error(state, "invalid count '%s': %s", arg,
+			cmd_argerr(state, "invalid count '%s': %s", arg,
 				   errno == ERANGE ?
 				   "must be 1 to 2147483647" :
 				   "not a number");
@@ -118,7 +118,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'e':
 		if (!*arg)
-			argp_error(state, "empty command for --exec");
+			cmd_argerr(state, "empty command for --exec");
 		o->exec = arg;
 		break;
 	case 'v':
@@ -131,7 +131,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		mp_set_sysroot(arg);
 		break;
 	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
+		cmd_argerr(state, "unexpected argument '%s'", arg);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -16,6 +16,7 @@
 
 #include "cmd.h"
 #include "mp_parse.h"
+#include "run.h"
 
 struct cmd_struct {
 	const char *name;
@@ -29,6 +30,8 @@ static const struct cmd_struct commands[] = {
 	{ "add", cmd_add, "account reclaimable chunks, wait for requests" },
 	{ "stress", cmd_stress, "allocate under a limit with the shrinker" },
 	{ "report", cmd_report, "run the standard suite, compare reports" },
+	/* hidden (no help): the process mpctl stress starts for its engine */
+	{ STRESS_ENGINE_APPLET, stress_engine_applet, NULL },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -65,26 +68,60 @@ int cmd_fail(const struct mp_err *err)
 	return err->status ? err->status : MP_EXIT_FAILURE;
 }
 
+/*
+ * A usage error: "mpctl <verb>: <msg>" and util-linux's hint, the one
+ * style of every usage error of mpctl (argp's own hint is kept out, see
+ * cmd_argp_parse()).
+ */
+static void usage_msg(const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", cmd_name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+static void usage_hint(void)
+{
+	fprintf(stderr, "Try '%s --help' for more information.\n", cmd_name);
+}
+
 int cmd_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "%s: ", cmd_name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	usage_msg(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry '%s --help' for more information.\n",
-		cmd_name);
+	usage_hint();
 	return MP_EXIT_USAGE;
+}
+
+void cmd_argerr(const struct argp_state *state, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)state;
+	va_start(ap, fmt);
+	usage_msg(fmt, ap);
+	va_end(ap);
+	usage_hint();
+	exit(MP_EXIT_USAGE);
 }
 
 /* the command's parser, behind help_parser() (one parse at a time) */
 static argp_parser_t cmd_parser;
 
-/* -h is --help for every command, as at the top level */
+/*
+ * -h is --help for every command, as at the top level. argp's error
+ * stream is taken away: its errors (an unknown option, a missing
+ * argument, after getopt's line) then make argp_parse() return instead of
+ * printing argp's own hint, and cmd_argp_parse() gives ours.
+ */
 static error_t help_parser(int key, char *arg, struct argp_state *state)
 {
+	if (key == ARGP_KEY_INIT)
+		state->err_stream = NULL;
 	if (key == 'h') {
 		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);	/* exits */
 		return 0;
@@ -121,6 +158,10 @@ int cmd_argp_parse(const struct argp *argp, int argc, char **argv,
 	a.parser = help_parser;
 	ret = argp_parse(&a, argc, argv, 0, NULL, input);
 	free(opts);
+	if (ret) {
+		usage_hint();
+		exit(MP_EXIT_USAGE);
+	}
 	return ret;
 }
 
@@ -133,7 +174,9 @@ static void usage(FILE *f)
 		"Memory pressure events and user-space shrinkers.\n\n"
 		"Commands:\n");
 	for (i = 0; i < NR_COMMANDS; i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+		if (commands[i].help)
+			fprintf(f, "  %-10s %s\n", commands[i].name,
+				commands[i].help);
 	fprintf(f, "\nOptions:\n"
 		"  -h, --help     give this help list\n"
 		"      --usage    give a short usage message\n"
@@ -246,6 +289,6 @@ uint64_t cmd_arg_duration(struct argp_state *state, const char *arg)
 	uint64_t ns;
 
 	if (mp_parse_duration(arg, &ns) || !ns)
-		argp_error(state, "invalid duration '%s'", arg);	/* exits */
+		cmd_argerr(state, "invalid duration '%s'", arg);	/* exits */
 	return ns;
 }

@@ -94,7 +94,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'C':
 		if (mp_parse_size(arg, &v) || !v)
-			argp_error(state, "invalid chunk size '%s'", arg);
+			cmd_argerr(state, "invalid chunk size '%s'", arg);
 		o->cfg.chunk_size = v;
 		o->chunk_set = true;
 		break;
@@ -103,7 +103,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'b':
 		if (mp_backend_parse(arg, &o->cfg.backend))
-			argp_error(state, "unknown backend '%s'", arg);
+			cmd_argerr(state, "unknown backend '%s'", arg);
 		break;
 	case OPT_EMULATE:
 		o->cfg.emulate = true;
@@ -113,14 +113,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_CHUNKS:
 		if (mp_parse_long(arg, 0, INT32_MAX, &o->chunks))
-			argp_error(state, "invalid chunk count '%s'", arg);
+			cmd_argerr(state, "invalid chunk count '%s'", arg);
 		break;
 	case OPT_KEEP:
 		o->keep = true;
 		break;
 	case 'n':
 		if (mp_parse_long(arg, 1, INT32_MAX, &o->count))
-			argp_error(state, "invalid count '%s'", arg);
+			cmd_argerr(state, "invalid count '%s'", arg);
 		break;
 	case 't':
 		o->timeout_ns = cmd_arg_duration(state, arg);
@@ -139,14 +139,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		if (!o->chunk_set)
-			argp_error(state, "--chunk SIZE is required");
+			cmd_argerr(state, "--chunk SIZE is required");
 		if (o->argv && (o->count || o->timeout_ns || o->json ||
 				o->keep || o->chunks))
-			argp_error(state, "--chunks, --keep, --count, "
+			cmd_argerr(state, "--chunks, --keep, --count, "
 				   "--timeout and --json are for the monitor "
 				   "(no COMMAND)");
 		if (!o->argv && o->join)
-			argp_error(state, "--join needs a COMMAND");
+			cmd_argerr(state, "--join needs a COMMAND");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -30,10 +30,12 @@
 #include "cmd.h"
 #include "mp_cgroup.h"
 #include "mp_json.h"
+#include "mp_memstat.h"
 #include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_report.h"
+#include "mp_stats.h"
 #include "mp_svg.h"
 #include "mp_target.h"
 
@@ -164,7 +166,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'o':
 		if (!*arg)
-			argp_error(state, "empty file name for --output");
+			cmd_argerr(state, "empty file name for --output");
 		o->output = arg;
 		break;
 	case 'd':
@@ -172,7 +174,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'r':
 		if (mp_parse_long(arg, 1, 100, &o->repeat))
-			argp_error(state, "invalid repeat count '%s': must be "
+			cmd_argerr(state, "invalid repeat count '%s': must be "
 				   "1 to 100", arg);
 		break;
 	case 's':
@@ -180,15 +182,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			if (!strcmp(scenarios[i].name, arg))
 				break;
 		if (i == NR_SCENARIOS)
-			argp_error(state, "unknown scenario '%s' (see --list)",
+			cmd_argerr(state, "unknown scenario '%s' (see --list)",
 				   arg);
 		if (o->nr_scenarios == MAX_SCENARIOS)
-			argp_error(state, "too many --scenario options");
+			cmd_argerr(state, "too many --scenario options");
 		o->scenarios[o->nr_scenarios++] = arg;
 		break;
 	case 'L':
 		if (mp_parse_size(arg, &v) || v < 16 << 20)
-			argp_error(state, "invalid limit '%s': at least 16M",
+			cmd_argerr(state, "invalid limit '%s': at least 16M",
 				   arg);
 		o->limit = v;
 		break;
@@ -197,7 +199,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_STRESS_ARG:
 		if (o->nr_extra == 8)
-			argp_error(state, "too many --stress-arg options");
+			cmd_argerr(state, "too many --stress-arg options");
 		o->stress_extra[o->nr_extra++] = arg;
 		break;
 	case OPT_LIST:
@@ -211,7 +213,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->threshold = strtod(arg, &end);
 		if (errno || end == arg || *end || !isfinite(o->threshold) ||
 		    o->threshold < 0)
-			argp_error(state, "invalid threshold '%s': a "
+			cmd_argerr(state, "invalid threshold '%s': a "
 				   "percentage of 0 or more", arg);
 		break;
 	case OPT_ALPHA:
@@ -219,7 +221,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->alpha = strtod(arg, &end);
 		if (errno || end == arg || *end || !(o->alpha > 0) ||
 		    !(o->alpha < 1))
-			argp_error(state, "invalid alpha '%s': a probability "
+			cmd_argerr(state, "invalid alpha '%s': a probability "
 				   "between 0 and 1", arg);
 		break;
 	case OPT_ALLOW_EMPTY:
@@ -227,12 +229,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SVG:
 		if (!*arg)
-			argp_error(state, "empty file name for --svg");
+			cmd_argerr(state, "empty file name for --svg");
 		o->svg = arg;
 		break;
 	case OPT_HTML:
 		if (!*arg)
-			argp_error(state, "empty file name for --html");
+			cmd_argerr(state, "empty file name for --html");
 		o->html = arg;
 		break;
 	case 'i':
@@ -240,20 +242,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		if (!o->compare || o->nr_args == 2)
-			argp_error(state, "unexpected argument '%s'", arg);
+			cmd_argerr(state, "unexpected argument '%s'", arg);
 		o->args[o->nr_args++] = arg;
 		break;
 	case ARGP_KEY_END:
 		if (o->compare && o->nr_args != 2)
-			argp_error(state, "--compare needs BASE.json and "
+			cmd_argerr(state, "--compare needs BASE.json and "
 				   "NEW.json");
 		if (o->compare && (o->svg || o->html || o->input ||
 				   o->output || o->nr_scenarios))
-			argp_error(state, "--compare takes no --svg, --html, "
+			cmd_argerr(state, "--compare takes no --svg, --html, "
 				   "--input, --output or --scenario");
 		if (!o->compare && (o->threshold >= 0 || o->alpha > 0 ||
 				    o->allow_empty))
-			argp_error(state, "--threshold, --alpha and "
+			cmd_argerr(state, "--threshold, --alpha and "
 				   "--allow-empty go with --compare");
 		break;
 	default:
@@ -541,20 +543,6 @@ static int run_stress(const struct report_opts *o, const struct scenario *s,
 	return stress_result(status, out, err);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t pct_of(const uint64_t *v, size_t n, double p)
-{
-	size_t i = (size_t)ceil(p / 100 * n);
-
-	return v[i ? i - 1 : 0];
-}
-
 /*
  * A cgroup for the listen scenario, with the run's limit: v1 memcg when
  * mounted (listen's memcg backend), else cgroup2 with the memory
@@ -584,8 +572,8 @@ static int listen_cgroup(const struct report_opts *o, struct mp_target *t,
 }
 
 struct listen_acc {
-	uint64_t *lat;
-	size_t n, cap;
+	struct mp_hist lat;	/* wake-up to line read, as stress's latencies */
+	size_t n;
 	uint64_t levels[MP_LEVEL_NR];
 	uint64_t first_mono;
 	struct buf b;
@@ -611,18 +599,8 @@ static void listen_lines(struct listen_acc *a, uint64_t t)
 		if (!ev)
 			continue;
 		if (!mp_json_path_num(ev, "event.monotonic_ns", &mono)) {
-			if (a->n == a->cap) {
-				uint64_t *p;
-
-				a->cap = a->cap ? a->cap * 2 : 256;
-				p = realloc(a->lat, a->cap * sizeof(*p));
-				if (!p) {
-					json_decref(ev);
-					return;
-				}
-				a->lat = p;
-			}
-			a->lat[a->n++] = t > mono ? t - (uint64_t)mono : 0;
+			mp_hist_add(&a->lat, t > mono ? t - (uint64_t)mono : 0);
+			a->n++;
 			if (!a->first_mono)
 				a->first_mono = (uint64_t)mono;
 		}
@@ -796,13 +774,12 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 	json_object_set_new(doc, "event_lines",
 			    json_integer((json_int_t)acc.n));
 	if (acc.n) {
-		qsort(acc.lat, acc.n, sizeof(*acc.lat), cmp_u64);
 		json_object_set_new(doc, "latency", json_pack(
 			"{s:I, s:I, s:I, s:I}",
 			"count", (json_int_t)acc.n,
-			"p50_ns", (json_int_t)pct_of(acc.lat, acc.n, 50),
-			"p99_ns", (json_int_t)pct_of(acc.lat, acc.n, 99),
-			"max_ns", (json_int_t)acc.lat[acc.n - 1]));
+			"p50_ns", (json_int_t)mp_hist_quantile(&acc.lat, 0.50),
+			"p99_ns", (json_int_t)mp_hist_quantile(&acc.lat, 0.99),
+			"max_ns", (json_int_t)acc.lat.max));
 		json_object_set_new(doc, "first_event_ns", json_integer(
 			(json_int_t)(acc.first_mono > start ?
 				     acc.first_mono - start : 0)));
@@ -827,7 +804,6 @@ static int run_listen(const struct report_opts *o, const struct scenario *s,
 out:
 	free(sb.data);
 	free(acc.b.data);
-	free(acc.lat);
 out_err:
 	close(lerr);
 	free(eb.data);
@@ -909,39 +885,18 @@ static json_t *kernel_config(const char *release)
 	return c;
 }
 
-static int meminfo(const char *key, uint64_t *bytes)
+/* a /proc/meminfo line in bytes, null if it is missing */
+static json_t *mem_json(const struct mp_meminfo *mi, unsigned int bit,
+			uint64_t v)
 {
-	char path[PATH_MAX], line[256];
-	size_t klen = strlen(key);
-	unsigned long long kb;
-	FILE *f;
-
-	f = fopen(mp_syspath(path, sizeof(path), "/proc/meminfo"), "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, klen) && line[klen] == ':' &&
-		    sscanf(line + klen + 1, "%llu", &kb) == 1) {
-			fclose(f);
-			*bytes = kb * 1024;
-			return 0;
-		}
-	}
-	fclose(f);
-	return -1;
-}
-
-static json_t *mem_json(const char *key)
-{
-	uint64_t v;
-
-	return meminfo(key, &v) ? json_null() : json_integer((json_int_t)v);
+	return mi->have & bit ? json_integer((json_int_t)v) : json_null();
 }
 
 static json_t *system_json(void)
 {
 	json_t *sys = json_object(), *be = json_array();
 	const struct mp_system *ms = mp_system();
+	struct mp_meminfo mi;
 	struct utsname u;
 	struct mp_err err;
 	int b;
@@ -952,11 +907,15 @@ static json_t *system_json(void)
 	json_object_set_new(sys, "machine", json_string(u.machine));
 	json_object_set_new(sys, "kernel_config", kernel_config(u.release));
 	json_object_set_new(sys, "nr_cpus", json_integer(get_nprocs()));
-	json_object_set_new(sys, "mem_total_bytes", mem_json("MemTotal"));
+	mp_meminfo_read(&mi);	/* on failure, have is 0: nulls */
+	json_object_set_new(sys, "mem_total_bytes",
+			    mem_json(&mi, MP_MI_TOTAL, mi.total));
 	json_object_set_new(sys, "mem_available_bytes",
-			    mem_json("MemAvailable"));
-	json_object_set_new(sys, "swap_total_bytes", mem_json("SwapTotal"));
-	json_object_set_new(sys, "swap_free_bytes", mem_json("SwapFree"));
+			    mem_json(&mi, MP_MI_AVAIL, mi.avail));
+	json_object_set_new(sys, "swap_total_bytes",
+			    mem_json(&mi, MP_MI_SWAP_TOTAL, mi.swap_total));
+	json_object_set_new(sys, "swap_free_bytes",
+			    mem_json(&mi, MP_MI_SWAP_FREE, mi.swap_free));
 	json_object_set_new(sys, "cgroup_mode",
 			    json_string(mp_system_mode(ms)));
 	json_object_set_new(sys, "cgroup_v1_memory",

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,30 +13,57 @@
 /* the v1 "no limit" value is PAGE_COUNTER_MAX pages: anything this big */
 #define NO_LIMIT	(1ULL << 60)
 
-int mp_meminfo(uint64_t *total, uint64_t *avail, uint64_t *swap_used)
+int mp_meminfo_read(struct mp_meminfo *mi)
 {
+	static const struct {
+		const char *key;
+		size_t off;
+		unsigned int bit;
+	} keys[] = {
+		{ "MemTotal:", offsetof(struct mp_meminfo, total), MP_MI_TOTAL },
+		{ "MemAvailable:", offsetof(struct mp_meminfo, avail),
+		  MP_MI_AVAIL },
+		{ "SwapTotal:", offsetof(struct mp_meminfo, swap_total),
+		  MP_MI_SWAP_TOTAL },
+		{ "SwapFree:", offsetof(struct mp_meminfo, swap_free),
+		  MP_MI_SWAP_FREE },
+	};
 	char path[PATH_MAX], buf[8192], *p;
-	uint64_t t = 0, a = 0, st = 0, sf = 0;
+	uint64_t kb;
+	size_t i;
 
+	memset(mi, 0, sizeof(*mi));
 	if (!mp_syspath(path, sizeof(path), "/proc/meminfo") ||
 	    mp_read_file(path, buf, sizeof(buf)))
 		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		sscanf(p, "MemTotal: %" SCNu64, &t);
-		sscanf(p, "MemAvailable: %" SCNu64, &a);
-		sscanf(p, "SwapTotal: %" SCNu64, &st);
-		sscanf(p, "SwapFree: %" SCNu64, &sf);
-	}
-	if (!t) {
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (!strncmp(p, keys[i].key, strlen(keys[i].key)) &&
+			    sscanf(p + strlen(keys[i].key), "%" SCNu64,
+				   &kb) == 1) {
+				*(uint64_t *)((char *)mi + keys[i].off) =
+					kb * 1024;
+				mi->have |= keys[i].bit;
+			}
+	if (!(mi->have & MP_MI_TOTAL) || !mi->total) {
 		errno = EPROTO;
 		return -1;
 	}
+	return 0;
+}
+
+int mp_meminfo(uint64_t *total, uint64_t *avail, uint64_t *swap_used)
+{
+	struct mp_meminfo mi;
+
+	if (mp_meminfo_read(&mi))
+		return -1;
 	if (total)
-		*total = t * 1024;
+		*total = mi.total;
 	if (avail)
-		*avail = a * 1024;
+		*avail = mi.avail;
 	if (swap_used)
-		*swap_used = (st - sf) * 1024;
+		*swap_used = mi.swap_total - mi.swap_free;
 	return 0;
 }
 

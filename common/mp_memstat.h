@@ -30,7 +30,27 @@ int mp_memstat_open(struct mp_memstat *ms, const struct mp_cgroup *cg);
 int mp_memstat_usage(struct mp_memstat *ms, uint64_t *usage);
 void mp_memstat_close(struct mp_memstat *ms);
 
-/* MemTotal and MemAvailable from /proc/meminfo (sysroot applies). */
+/*
+ * The one /proc/meminfo parser (the sysroot applies): the lines found are
+ * set in have. 0, or -1 with errno (EPROTO: no MemTotal).
+ */
+enum {
+	MP_MI_TOTAL = 1 << 0,
+	MP_MI_AVAIL = 1 << 1,
+	MP_MI_SWAP_TOTAL = 1 << 2,
+	MP_MI_SWAP_FREE = 1 << 3,
+};
+
+struct mp_meminfo {
+	uint64_t total;		/* MemTotal, bytes */
+	uint64_t avail;		/* MemAvailable */
+	uint64_t swap_total;	/* SwapTotal */
+	uint64_t swap_free;	/* SwapFree */
+	unsigned int have;	/* MP_MI_* */
+};
+
+int mp_meminfo_read(struct mp_meminfo *mi);
+/* The same in bytes: MemTotal, MemAvailable, SwapTotal - SwapFree. */
 int mp_meminfo(uint64_t *total, uint64_t *avail, uint64_t *swap_used);
 
 /*

@@ -3,6 +3,7 @@
  * The stress engine, see engine.h.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -19,23 +20,27 @@
 #include "mp_pressure.h"
 #include "mp_thread.h"
 
-struct engine {
+struct alloc_arg {
+	struct stress_engine *e;
+	int idx;
+};
+
+struct stress_engine {
 	const struct stress_engine_cfg *cfg;
 	struct stress_shared *shm;
 	struct mp_chunk_pool *pool;
 	pthread_mutex_t err_lock;
-};
-
-struct alloc_arg {
-	struct engine *e;
-	int idx;
+	struct alloc_arg *args;
+	pthread_t *thr, rthr;
+	int started;
+	bool have_rthr;
 };
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
 #define SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
-static void engine_error(struct engine *e, const char *msg)
+static void engine_error(struct stress_engine *e, const char *msg)
 {
 	pthread_mutex_lock(&e->err_lock);
 	if (!e->shm->error[0])
@@ -54,7 +59,7 @@ static void sleep_ns(uint64_t ns)
 static void *alloc_thread(void *arg)
 {
 	struct alloc_arg *a = arg;
-	struct engine *e = a->e;
+	struct stress_engine *e = a->e;
 	struct mp_err err;
 
 	while (!LOAD(e->shm->stop)) {
@@ -76,7 +81,7 @@ static void *alloc_thread(void *arg)
 	return NULL;
 }
 
-static void reclaim(struct engine *e, uint64_t n, uint64_t t0)
+static void reclaim(struct stress_engine *e, uint64_t n, uint64_t t0)
 {
 	uint64_t freed, kept = 0, dt;
 	struct mp_err err;
@@ -98,11 +103,13 @@ static void reclaim(struct engine *e, uint64_t n, uint64_t t0)
 		mp_hist_add(&e->shm->latency, dt);
 		mp_hist_add(&e->shm->latency_chunk, dt / freed);
 	}
+	if (e->cfg->on_reclaim)
+		e->cfg->on_reclaim(n, freed, e->cfg->arg);
 }
 
 static void *reclaim_thread(void *arg)
 {
-	struct engine *e = arg;
+	struct stress_engine *e = arg;
 	struct pollfd pfd = { .fd = mp_shrinker_fd(e->cfg->sh),
 			      .events = POLLIN };
 	struct mp_err err;
@@ -139,19 +146,26 @@ run:
 	return NULL;
 }
 
-int stress_engine_run(const struct stress_engine_cfg *cfg)
+struct stress_engine *stress_engine_start(const struct stress_engine_cfg *cfg)
 {
 	struct mp_chunk_pool_cfg pcfg = {
 		.chunk_size = cfg->chunk_size,
 		.lists = cfg->threads,
 		.reserve_chunks = cfg->max_chunks + cfg->threads,
 	};
-	struct engine e = { .cfg = cfg, .shm = cfg->shm };
-	struct alloc_arg *args;
-	pthread_t *thr, rthr;
-	int i, started = 0, ret = 0;
+	struct stress_engine *e;
+	int i;
 
-	pthread_mutex_init(&e.err_lock, NULL);
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		snprintf(cfg->shm->error, sizeof(cfg->shm->error),
+			 "engine: %s", strerror(ENOMEM));
+		SET(cfg->shm->state, STRESS_FAILED);
+		return NULL;
+	}
+	e->cfg = cfg;
+	e->shm = cfg->shm;
+	pthread_mutex_init(&e->err_lock, NULL);
 	/*
 	 * At the limit the page cache is what reclaim takes: the reclaim
 	 * thread must not have to fault its own code back in, charged to the
@@ -160,60 +174,107 @@ int stress_engine_run(const struct stress_engine_cfg *cfg)
 	 */
 	if (!cfg->no_mlock)
 		mlockall(MCL_CURRENT);
-	e.pool = mp_chunks_new(&pcfg, &cfg->shm->chunks);
-	args = calloc(cfg->threads, sizeof(*args));
-	thr = calloc(cfg->threads, sizeof(*thr));
-	if (!e.pool || !args || !thr) {
-		snprintf(cfg->shm->error, sizeof(cfg->shm->error),
-			 "engine: %s", strerror(errno ? errno : ENOMEM));
-		ret = -1;
-		goto out;
+	e->pool = mp_chunks_new(&pcfg, &cfg->shm->chunks);
+	e->args = calloc(cfg->threads, sizeof(*e->args));
+	e->thr = calloc(cfg->threads, sizeof(*e->thr));
+	if (!e->pool || !e->args || !e->thr) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "engine: %s",
+			 strerror(errno ? errno : ENOMEM));
+		engine_error(e, msg);
+		goto fail;
 	}
-	if (mp_thread_start(&rthr, reclaim_thread, &e)) {
-		snprintf(cfg->shm->error, sizeof(cfg->shm->error),
-			 "cannot start the reclaim thread");
-		ret = -1;
-		goto out;
+	if (mp_thread_start(&e->rthr, reclaim_thread, e)) {
+		engine_error(e, "cannot start the reclaim thread");
+		goto fail;
 	}
+	e->have_rthr = true;
 	for (i = 0; i < cfg->threads; i++) {
-		args[i].e = &e;
-		args[i].idx = i;
-		if (mp_thread_start(&thr[i], alloc_thread, &args[i])) {
-			engine_error(&e, "cannot start the allocator threads");
+		e->args[i].e = e;
+		e->args[i].idx = i;
+		if (mp_thread_start(&e->thr[i], alloc_thread, &e->args[i])) {
+			engine_error(e, "cannot start the allocator threads");
 			SET(cfg->shm->stop, 1);
-			ret = -1;
 			break;
 		}
-		started++;
+		e->started++;
 	}
 	SET(cfg->shm->state, STRESS_RUNNING);
-	while (!LOAD(cfg->shm->stop))
-		sleep_ns(5000000);
-	for (i = 0; i < started; i++)
-		pthread_join(thr[i], NULL);
-	pthread_join(rthr, NULL);
-out:
-	mp_chunks_destroy(e.pool);
-	SET(cfg->shm->held, 0);
-	free(args);
-	free(thr);
-	if (cfg->shm->error[0])
-		ret = -1;
-	SET(cfg->shm->state, ret ? STRESS_FAILED : STRESS_DONE);
+	return e;
+fail:
+	stress_engine_stop(e);
+	return NULL;
+}
+
+int stress_engine_stop(struct stress_engine *e)
+{
+	struct stress_shared *shm = e->shm;
+	int i, ret;
+
+	SET(shm->stop, 1);
+	for (i = 0; i < e->started; i++)
+		pthread_join(e->thr[i], NULL);
+	if (e->have_rthr)
+		pthread_join(e->rthr, NULL);
+	mp_chunks_destroy(e->pool);
+	SET(shm->held, 0);
+	free(e->args);
+	free(e->thr);
+	pthread_mutex_destroy(&e->err_lock);
+	free(e);
+	ret = shm->error[0] ? -1 : 0;
+	SET(shm->state, ret ? STRESS_FAILED : STRESS_DONE);
 	return ret;
 }
 
-struct stress_shared *stress_shared_new(void)
+int stress_engine_run(const struct stress_engine_cfg *cfg)
+{
+	struct stress_engine *e = stress_engine_start(cfg);
+
+	if (!e)
+		return -1;
+	while (!LOAD(cfg->shm->stop))
+		sleep_ns(5000000);
+	return stress_engine_stop(e);
+}
+
+struct stress_shared *stress_shared_new(int *fd)
+{
+	struct stress_shared *shm;
+	int mfd = -1;
+
+	if (fd) {
+		/* a memfd: an exec'd engine maps it from the inherited fd */
+		mfd = memfd_create("mpctl-stress-shared", MFD_CLOEXEC);
+		if (mfd < 0)
+			return NULL;
+		if (ftruncate(mfd, sizeof(*shm))) {
+			close(mfd);
+			return NULL;
+		}
+	}
+	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE,
+		   mfd >= 0 ? MAP_SHARED : MAP_SHARED | MAP_ANONYMOUS, mfd, 0);
+	if (shm == MAP_FAILED) {
+		if (mfd >= 0)
+			close(mfd);
+		return NULL;
+	}
+	/* fault it in here, so that it is charged to the caller's cgroup */
+	memset(shm, 0, sizeof(*shm));
+	if (fd)
+		*fd = mfd;
+	return shm;
+}
+
+struct stress_shared *stress_shared_map(int fd)
 {
 	struct stress_shared *shm;
 
-	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (shm == MAP_FAILED)
-		return NULL;
-	/* fault it in here, so that it is charged to the caller's cgroup */
-	memset(shm, 0, sizeof(*shm));
-	return shm;
+	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fd, 0);
+	return shm == MAP_FAILED ? NULL : shm;
 }
 
 void stress_shared_free(struct stress_shared *shm)

@@ -35,6 +35,7 @@ struct stress_shared {
 	struct mp_hist latency_chunk;	/* the same per chunk freed */
 	int stop;			/* set by the parent */
 	int state;			/* enum stress_state */
+	int spawn_step, spawn_errno;	/* the engine's start failed */
 	char error[256];
 };
 
@@ -48,13 +49,31 @@ struct stress_engine_cfg {
 	bool no_mlock;		/* do not mlockall(MCL_CURRENT) at the start */
 	int reclaim_rt;		/* >0: SCHED_FIFO priority, else (or if that
 				 * is not permitted) reclaim_nice */
+	/* called by the reclaim thread after each request, if set */
+	void (*on_reclaim)(uint64_t requested, uint64_t freed, void *arg);
+	void *arg;
 };
 
-/* Run until shm->stop; 0, or -1 with shm->error set. */
+struct stress_engine;
+
+/*
+ * Start the reclaim thread and the allocator threads; NULL with
+ * shm->error set on failure. cfg must live until stress_engine_stop().
+ */
+struct stress_engine *stress_engine_start(const struct stress_engine_cfg *cfg);
+/* Set shm->stop, join the threads, free the chunks; 0, or -1 on error. */
+int stress_engine_stop(struct stress_engine *e);
+/* Start, run until shm->stop, stop; 0, or -1 with shm->error set. */
 int stress_engine_run(const struct stress_engine_cfg *cfg);
 
-/* A shared area for the engine's numbers, pre-faulted; NULL on error. */
-struct stress_shared *stress_shared_new(void);
+/*
+ * A shared area for the engine's numbers, pre-faulted; NULL on error.
+ * With fd, it is a memfd (close-on-exec) whose fd is returned there, so
+ * that an exec'd process can map it with stress_shared_map(); without,
+ * anonymous shared memory.
+ */
+struct stress_shared *stress_shared_new(int *fd);
+struct stress_shared *stress_shared_map(int fd);
 void stress_shared_free(struct stress_shared *shm);
 
 #endif

@@ -61,122 +61,85 @@
  * the kernel asks from reclaim, after the reclaim window, and without swap
  * the OOM killer can get there first.
  * Ctrl-C (or --duration) ends it; the totals are printed at the end.
+ *
+ * The allocator and reclaim threads are those of mpctl stress's engine
+ * (stress/engine.c), run in this process: the fixes above live there and
+ * in common/.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "mp_cgroup.h"
-#include "mp_chunks.h"
+#include "engine.h"
 #include "mp_memstat.h"
 #include "mp_parse.h"
-#include "mp_pressure.h"
-#include "mp_shrinker.h"
 #include "mp_target.h"
-#include "mp_stats.h"
-#include "mp_thread.h"
 
-static struct {
-	struct mp_shrinker *sh;
-	struct mp_chunk_pool *pool;
-	uint64_t max_chunks;
-	bool verbose;
-	int stop;
-	uint64_t requests, requested, readded, short_;
-	struct mp_hist latency;
-} t;
+#define NAME "mempressure_test"
 
-static void die(const char *what, const struct mp_err *err)
+static void die(const char *what, const char *msg, int status)
 {
-	fprintf(stderr, "mempressure_test: %s%s%s\n", what, err ? ": " : "",
-		err ? err->msg : "");
-	exit(err && err->status ? err->status : 1);
+	fprintf(stderr, NAME ": %s%s%s\n", what, msg ? ": " : "",
+		msg ? msg : "");
+	exit(status);
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: mempressure_test [--threads N] [--chunk SIZE] "
-		"[--max-chunks N]\n"
-		"                        [--duration TIME] [--cgroup PATH] "
-		"[--backend B]\n"
-		"                        [--emulate] [--no-assist] [--verbose]\n");
-}
-
+/* a usage error: one line and the hint, as mpctl gives them */
 static void die64(const char *what)
 {
-	fprintf(stderr, "mempressure_test: %s\n", what);
-	usage(stderr);
+	fprintf(stderr, NAME ": %s\nTry '" NAME " --help' for more "
+		"information.\n", what);
 	exit(64);
 }
 
-static void *alloc_thread(void *arg)
+static void usage(void)
 {
-	int idx = (int)(intptr_t)arg;
-	struct mp_err err;
-	struct timespec ms = { 0, 1000000 };
-
-	while (!__atomic_load_n(&t.stop, __ATOMIC_RELAXED)) {
-		if (mp_chunks_held(t.pool) >= t.max_chunks ||
-		    !mp_chunk_alloc(t.pool, idx)) {
-			nanosleep(&ms, NULL);
-			continue;
-		}
-		/* one chunk allocated: one reclaimable chunk (bug 1) */
-		if (mp_shrinker_add(t.sh, 1, &err))
-			fprintf(stderr, "mempressure_test: %s\n", err.msg);
-	}
-	return NULL;
+	printf("Usage: " NAME " [--threads N] [--chunk SIZE] "
+	       "[--max-chunks N]\n"
+	       "                        [--duration TIME] [--cgroup PATH] "
+	       "[--backend B]\n"
+	       "                        [--emulate] [--no-assist] [--verbose]\n");
 }
 
-static void *reclaim_thread(void *arg)
+static void print_request(uint64_t requested, uint64_t freed, void *arg)
 {
-	struct pollfd pfd = { .fd = mp_shrinker_fd(t.sh), .events = POLLIN };
-	uint64_t n, freed, kept, t0;
-	struct mp_err err;
-	int ret;
-
 	(void)arg;
-	/* first in line when a request comes; harmless without privilege */
-	pthread_setschedparam(pthread_self(), SCHED_FIFO,
-			      &(struct sched_param){ .sched_priority = 1 });
-	while (!__atomic_load_n(&t.stop, __ATOMIC_RELAXED)) {
-		if (poll(&pfd, 1, 50) <= 0)
-			continue;
-		t0 = mp_now_ns(CLOCK_MONOTONIC);
-		ret = mp_shrinker_read(t.sh, &n, &err);
-		if (ret < 0) {
-			fprintf(stderr, "mempressure_test: %s\n", err.msg);
-			break;
-		}
-		if (!ret)
-			continue;
-		/* O(n), never more than is held (bug 2) */
-		freed = mp_chunks_reclaim(t.pool, n, &kept);
-		if (freed)
-			mp_hist_add(&t.latency,
-				    mp_now_ns(CLOCK_MONOTONIC) - t0);
-		/* what could not be freed goes back (bug 6) */
-		if (kept && mp_shrinker_add(t.sh, (int64_t)kept, &err))
-			fprintf(stderr, "mempressure_test: %s\n", err.msg);
-		t.requests++;
-		t.requested += n;
-		t.readded += kept;
-		if (n > freed + kept)
-			t.short_ += n - freed - kept;
-		if (t.verbose)
-			printf("%" PRIu64 " chunks to reclaim, %" PRIu64
-			       " freed\n", n, freed);
+	printf("%" PRIu64 " chunks to reclaim, %" PRIu64 " freed\n",
+	       requested, freed);
+}
+
+/* A bounded footprint (bug 4): twice the limit, or RAM available / 4. */
+static uint64_t default_max_chunks(struct mp_shrinker *sh, uint64_t chunk)
+{
+	uint64_t avail = 0, n;
+	struct mp_memstat ms;
+
+	if (mp_memstat_open(&ms, mp_shrinker_cgroup(sh)))
+		die("cannot read the memory usage", strerror(errno), 1);
+	mp_meminfo(NULL, &avail, NULL);
+	n = (ms.limited ? 2 * ms.limit : avail / 4) / chunk;
+	mp_memstat_close(&ms);
+	return n ? n : 1;
+}
+
+/* Until SIGINT or SIGTERM (bug 3), the duration, or the engine stops. */
+static void wait_end(const sigset_t *mask, uint64_t duration,
+		     const struct stress_shared *shm)
+{
+	uint64_t end = mp_now_ns(CLOCK_MONOTONIC) + duration;
+	struct timespec slice = { 0, 100000000 };
+
+	while (!__atomic_load_n(&shm->stop, __ATOMIC_RELAXED)) {
+		if (sigtimedwait(mask, NULL, &slice) >= 0)
+			return;
+		if (duration && mp_now_ns(CLOCK_MONOTONIC) >= end)
+			return;
 	}
-	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -202,19 +165,22 @@ int main(int argc, char **argv)
 		/* a kernel shrinker gets the usage early warning beside it */
 		.assist = true,
 	};
-	struct mp_chunk_pool_cfg pcfg = { 0 };
 	static struct mp_target target;
 	const char *cgroup = NULL;
+	/* the reclaim thread first in line; harmless without privilege */
+	struct stress_engine_cfg ecfg = { .reclaim_rt = 1 };
 	long long threads = 2, maxc = 0;
-	uint64_t duration = 0, limit, avail;
 	const struct mp_chunk_stats *cs;
-	struct timespec ts, *tsp = NULL;
-	struct mp_memstat ms;
+	struct stress_engine *eng;
+	struct stress_shared *shm;
+	uint64_t duration = 0;
+	struct mp_shrinker *sh;
 	struct mp_err err;
-	pthread_t *thr, rthr;
+	char msg[128];
 	sigset_t mask;
-	int c, i;
+	int c, ret;
 
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "t:c:m:d:g:b:eAvh", opts,
 				NULL)) != -1) {
 		switch (c) {
@@ -252,19 +218,21 @@ int main(int argc, char **argv)
 			cfg.assist = false;
 			break;
 		case 'v':
-			t.verbose = true;
+			ecfg.on_reclaim = print_request;
 			break;
 		case 'h':
-			usage(stdout);
+			usage();
 			return 0;
 		default:
-			usage(stderr);
-			return 64;
+			snprintf(msg, sizeof(msg), "unrecognized option '%s'",
+				 argv[optind - 1]);
+			die64(msg);
 		}
 	}
 	if (optind < argc) {
-		usage(stderr);
-		return 64;
+		snprintf(msg, sizeof(msg), "unexpected argument '%s'",
+			 argv[optind]);
+		die64(msg);
 	}
 
 	/* signals go to the main thread only, through sigtimedwait (bug 3) */
@@ -273,71 +241,52 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 
-	/* our code stays resident at the limit, where reclaim takes it */
-	mlockall(MCL_CURRENT);
 	mp_target_resolve(cgroup, &target);
 	cfg.target = &target;
-	if (mp_shrinker_open(&cfg, &t.sh, &err))
-		die("cannot register the shrinker", &err);
-	/* a bounded footprint (bug 4) */
-	if (mp_memstat_open(&ms, mp_shrinker_cgroup(t.sh)))
-		die("cannot read the memory usage", NULL);
-	limit = ms.limit;
-	mp_meminfo(NULL, &avail, NULL);
-	mp_memstat_close(&ms);
-	if (!maxc)
-		maxc = (long long)((ms.limited ? 2 * limit : avail / 4) /
-				   cfg.chunk_size);
-	if (maxc < 1)
-		maxc = 1;
-	t.max_chunks = (uint64_t)maxc;
-	pcfg.chunk_size = cfg.chunk_size;
-	pcfg.lists = (int)threads;
-	pcfg.reserve_chunks = t.max_chunks + (uint64_t)threads;
-	t.pool = mp_chunks_new(&pcfg, NULL);
-	thr = calloc((size_t)threads, sizeof(*thr));
-	if (!t.pool || !thr)
-		die("out of memory", NULL);
-	printf("mempressure_test: %s shrinker (%s) on %s, %lld threads, "
-	       "chunk %" PRIu64 ", at most %lld chunks\n",
-	       mp_shrinker_mode_name(mp_shrinker_mode(t.sh)),
-	       mp_backend_name(mp_shrinker_backend(t.sh)),
-	       mp_shrinker_cgroup(t.sh) ? mp_shrinker_cgroup(t.sh)->path :
-	       "?", threads, cfg.chunk_size, maxc);
+	if (mp_shrinker_open(&cfg, &sh, &err))
+		die("cannot register the shrinker", err.msg,
+		    err.status ? err.status : 1);
+	ecfg.chunk_size = cfg.chunk_size;
+	ecfg.threads = (int)threads;
+	ecfg.max_chunks = maxc ? (uint64_t)maxc :
+			  default_max_chunks(sh, cfg.chunk_size);
+	ecfg.sh = sh;
+	shm = stress_shared_new(NULL);
+	if (!shm)
+		die("out of memory", NULL, 1);
+	ecfg.shm = shm;
+	printf(NAME ": %s shrinker (%s) on %s, %lld threads, "
+	       "chunk %" PRIu64 ", at most %" PRIu64 " chunks\n",
+	       mp_shrinker_mode_name(mp_shrinker_mode(sh)),
+	       mp_backend_name(mp_shrinker_backend(sh)),
+	       mp_shrinker_cgroup(sh) ? mp_shrinker_cgroup(sh)->path : "?",
+	       threads, cfg.chunk_size, ecfg.max_chunks);
 	fflush(stdout);
-	if (mp_thread_start(&rthr, reclaim_thread, NULL))
-		die("cannot start the reclaim thread", NULL);
-	for (i = 0; i < threads; i++)
-		if (mp_thread_start(&thr[i], alloc_thread,
-				    (void *)(intptr_t)i))
-			die("cannot start the allocator threads", NULL);
-
-	if (duration) {
-		ts.tv_sec = (time_t)(duration / 1000000000ULL);
-		ts.tv_nsec = (long)(duration % 1000000000ULL);
-		tsp = &ts;
+	eng = stress_engine_start(&ecfg);
+	if (eng) {
+		wait_end(&mask, duration, shm);
+		stress_engine_stop(eng);
 	}
-	while (sigtimedwait(&mask, NULL, tsp) < 0 && errno == EINTR)
-		;
-	__atomic_store_n(&t.stop, 1, __ATOMIC_RELAXED);
-	for (i = 0; i < threads; i++)
-		pthread_join(thr[i], NULL);
-	pthread_join(rthr, NULL);
 
-	cs = mp_chunks_stats(t.pool);
+	cs = &shm->chunks;
 	printf("\nTOTAL: allocated %" PRIu64 " chunks, reclaimed %" PRIu64
 	       " chunks (%" PRIu64 " MiB) on %" PRIu64 " requests for %"
 	       PRIu64 "; re-added %" PRIu64 ", short %" PRIu64 "\n",
 	       cs->allocated, cs->freed,
-	       cs->freed * cfg.chunk_size >> 20, t.requests, t.requested,
-	       t.readded, t.short_);
+	       cs->freed * cfg.chunk_size >> 20, shm->requests,
+	       shm->chunks_requested, shm->chunks_readded,
+	       shm->chunks_short);
 	printf("reclaim latency: p50 %" PRIu64 " us, p99 %" PRIu64
 	       " us, max %" PRIu64 " us\n",
-	       mp_hist_quantile(&t.latency, 0.5) / 1000,
-	       mp_hist_quantile(&t.latency, 0.99) / 1000,
-	       t.latency.max / 1000);
-	mp_chunks_destroy(t.pool);
-	mp_shrinker_close(t.sh);
-	free(thr);
-	return fflush(stdout) ? 1 : 0;
+	       mp_hist_quantile(&shm->latency, 0.5) / 1000,
+	       mp_hist_quantile(&shm->latency, 0.99) / 1000,
+	       shm->latency.max / 1000);
+	ret = fflush(stdout) ? 1 : 0;
+	if (shm->error[0]) {
+		fprintf(stderr, NAME ": %s\n", shm->error);
+		ret = 1;
+	}
+	stress_shared_free(shm);
+	mp_shrinker_close(sh);
+	return ret;
 }

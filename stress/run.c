@@ -1,0 +1,822 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A stress run, see run.h: the run's cgroups, the engine started through
+ * /proc/self/exe, supervision and sampling.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mp_memstat.h"
+#include "mp_parse.h"
+#include "mp_target.h"
+#include "run.h"
+
+#define TICK_NS		100000000ULL	/* timeline sampling */
+#define PROGRESS_TICKS	2		/* progress every 200 ms */
+#define ENGINE_ARGS	16
+
+extern char **environ;
+
+/* ---- the run's cgroups ---- */
+
+static bool want_mempressure(const struct stress_run_cfg *cfg)
+{
+	return (cfg->backend == MP_BACKEND_MEMPRESSURE ||
+		(cfg->backend == MP_BACKEND_AUTO && !cfg->emulate)) &&
+	       !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL);
+}
+
+#define NO_MEMORY_CGROUP "no memory cgroup to limit the run: neither a v1 memory hierarchy nor cgroup2 with the memory controller (use --cgroup / to pressure the whole host)"
+
+int stress_cgroups_setup(struct stress_cgroups *c,
+			 const struct stress_run_cfg *cfg, uint64_t high_bytes,
+			 struct mp_err *err)
+{
+	struct mp_target_spec spec = {
+		.limit = cfg->limit,
+		.high = cfg->no_throttle ? 0 : high_bytes,
+		.swap = cfg->swap,
+		.mempressure = want_mempressure(cfg),
+	};
+	const struct mp_cgroup *mem;
+	char name[128], path[PATH_MAX + 32];
+
+	if (cfg->cgroup) {
+		mp_target_resolve(cfg->cgroup, &c->tgt);
+		if (mp_target_get(&c->tgt, MP_ROLE_MEMORY, &mem, err)) {
+			if (mp_system()->have[MP_ROLE_MEMORY])
+				return -1;
+			/* only --cgroup / can do without a memory cgroup */
+			if (strcmp(cfg->cgroup, "/") ||
+			    mp_target_get(&c->tgt, MP_ROLE_UNIFIED, &mem, NULL))
+				return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+					       NO_MEMORY_CGROUP);
+		}
+		c->cg = *mem;
+		snprintf(path, sizeof(path), "%s/cgroup.procs", c->cg.dir);
+		if (access(path, W_OK))
+			return mp_errf(err, -1, errno,
+				       "cannot write to cgroup '%s'",
+				       c->cg.path);
+	} else {
+		if (mp_parent_acquire(cfg->parent, "stress", &c->parent, err))
+			return -1;
+		mp_target_remove_stale(&c->parent.t, "stress");
+		if (mp_target_name(name, sizeof(name), "stress", NULL))
+			return mp_errf(err, MP_EXIT_FAILURE, errno, "cgroup name");
+		if (mp_target_create(&c->parent.t, name, &spec, &c->tgt, err))
+			return -1;
+		c->created = true;
+		c->cg = *mp_target_cg(&c->tgt, MP_ROLE_MEMORY);
+	}
+	c->engine_cg = c->cg;
+	c->hog_cg = c->cg;
+	if (cfg->hog && c->created) {
+		/* leaves, so that OOM kills are counted apart */
+		if (mp_target_create(&c->tgt, "engine", NULL, &c->engine_t,
+				     err) ||
+		    mp_target_create(&c->tgt, "hog", NULL, &c->hog_t, err))
+			return -1;
+		c->engine_created = c->hog_created = true;
+		c->engine_cg = *mp_target_cg(&c->engine_t, MP_ROLE_MEMORY);
+		c->hog_cg = *mp_target_cg(&c->hog_t, MP_ROLE_MEMORY);
+	}
+	/* a patched kernel's mempressure cgroup, if mounted apart */
+	if (spec.mempressure) {
+		if (mp_target_get(&c->tgt, MP_ROLE_MEMPRESSURE, &mem, err))
+			return -1;
+		c->mp_cg = *mem;
+		c->have_mp_cg = true;
+	}
+	return 0;
+}
+
+void stress_cgroups_remove(struct stress_cgroups *c)
+{
+	mp_target_remove(&c->hog_t, 5000);
+	mp_target_remove(&c->engine_t, 5000);
+	mp_target_remove(&c->tgt, 5000);
+	mp_parent_release(&c->parent);
+	c->hog_created = c->engine_created = c->created = false;
+}
+
+
+/* ---- starting a child without fork()ing a process that runs threads ---- */
+
+/*
+ * What a child needs between fork() and execve(), all prepared before the
+ * fork: only async-signal-safe calls run there (the emulator and relay
+ * threads of the shrinker run in the parent).
+ */
+struct spawn {
+	const char *file;
+	char *const *argv;
+	char *const *envp;
+	char procs[2][PATH_MAX + 16];	/* cgroup.procs to join, "" none */
+	int keep[8];			/* fds the child inherits */
+	int nkeep;
+	int *err_step, *err_errno;	/* where a failure is told, or NULL */
+	pid_t parent;
+	sigset_t none;
+};
+
+enum { SPAWN_JOIN = 1, SPAWN_EXEC };
+
+static void spawn_add_cgroup(struct spawn *sp, const struct mp_cgroup *cg)
+{
+	int i = sp->procs[0][0] ? 1 : 0;
+
+	if (cg->dir[0])		/* the host: stay where we are */
+		snprintf(sp->procs[i], sizeof(sp->procs[i]),
+			 "%s/cgroup.procs", cg->dir);
+}
+
+static void spawn_add_fd(struct spawn *sp, int fd)
+{
+	if (fd >= 0 && sp->nkeep < (int)(sizeof(sp->keep) /
+					  sizeof(sp->keep[0])))
+		sp->keep[sp->nkeep++] = fd;
+}
+
+static void __attribute__((noreturn))
+spawn_fail(const struct spawn *sp, int step, int status)
+{
+	if (sp->err_step) {
+		*sp->err_errno = errno;
+		*sp->err_step = step;
+	}
+	_exit(status);
+}
+
+/* The child, in its own process group, never outliving the parent. */
+static pid_t spawn(struct spawn *sp)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	pid_t pid;
+	size_t i;
+	int fd;
+
+	sp->parent = getpid();
+	sigemptyset(&sp->none);
+	fflush(NULL);
+	pid = fork();
+	if (pid > 0)
+		setpgid(pid, pid);	/* no race with a signal before exec */
+	if (pid)
+		return pid;
+	setpgid(0, 0);	/* Ctrl-C goes to the parent, which stops us */
+	/* the parent alone removes the cgroup */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != sp->parent)
+		_exit(1);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &dfl, NULL);
+	sigprocmask(SIG_SETMASK, &sp->none, NULL);
+	for (i = 0; i < 2; i++) {
+		if (!sp->procs[i][0])
+			continue;
+		/* "0" is the writer itself, on v1 and v2 */
+		fd = open(sp->procs[i], O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "0", 1) != 1)
+			spawn_fail(sp, SPAWN_JOIN, 126);
+		close(fd);
+	}
+	for (i = 0; i < (size_t)sp->nkeep; i++)
+		if (fcntl(sp->keep[i], F_SETFD, 0))
+			spawn_fail(sp, SPAWN_EXEC, 127);
+	execve(sp->file, sp->argv, sp->envp);
+	spawn_fail(sp, SPAWN_EXEC, 127);
+}
+
+/* ---- the run ---- */
+
+struct hog {
+	pid_t pid;
+	int yaml_fd;		/* memfd stress-ng writes its YAML into */
+};
+
+struct run {
+	struct stress_run_cfg *cfg;
+	struct stress_result *res;
+	struct stress_cgroups c;
+	struct mp_shrinker *sh;
+	struct mp_source *src;		/* event counting, kernel shrinker */
+	struct stress_shared *shm;
+	int shm_fd;
+	struct mp_memstat ms;
+	bool have_ms;
+	uint64_t footprint;		/* chunks the allocators aim at */
+	uint64_t oom_base;
+	pid_t pid;
+	int status;
+	bool engine_exited;
+	struct hog hog;
+	char **envp;			/* the engine's: environ + shrinker */
+	size_t tl_cap;
+	int sfd, tfd;
+};
+
+static uint64_t now_ns(void)
+{
+	return mp_now_ns(CLOCK_MONOTONIC);
+}
+
+/*
+ * The engine's environment: ours without any MPCTL_SHRINKER_*, and the
+ * registration as 'mpctl register' hands it to its command; the fds named
+ * there are passed.
+ */
+static int engine_env(struct run *r, struct spawn *sp, struct mp_err *err)
+{
+	const char *const *reg = mp_shrinker_env(r->sh);
+	static const char pfx[] = "MPCTL_SHRINKER_";
+	size_t n = 0, i, k = 0;
+	const char *eq;
+	long long fd;
+
+	while (environ && environ[n])
+		n++;
+	r->envp = calloc(n + MP_SHRINKER_ENV_NR + 1, sizeof(*r->envp));
+	if (!r->envp)
+		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM,
+			       "cannot set up the run");
+	for (i = 0; i < n; i++)
+		if (strncmp(environ[i], pfx, sizeof(pfx) - 1))
+			r->envp[k++] = environ[i];
+	for (i = 0; reg[i]; i++) {
+		r->envp[k++] = (char *)reg[i];
+		eq = strchr(reg[i], '=');
+		/* ..._EFD, ..._FD, ..._AFD: an fd, -1 for none */
+		if (eq && eq - reg[i] >= 2 && !strncmp(eq - 2, "FD", 2) &&
+		    !mp_parse_long(eq + 1, -1, INT_MAX, &fd))
+			spawn_add_fd(sp, (int)fd);
+	}
+	sp->envp = r->envp;
+	return 0;
+}
+
+static int start_engine(struct run *r, struct mp_err *err)
+{
+	struct stress_run_cfg *cfg = r->cfg;
+	char num[6][24], *argv[ENGINE_ARGS];
+	struct spawn sp = { .file = "/proc/self/exe", .argv = argv,
+			    .err_step = &r->shm->spawn_step,
+			    .err_errno = &r->shm->spawn_errno };
+	int n = 0;
+
+	if (engine_env(r, &sp, err))
+		return -1;
+	spawn_add_fd(&sp, r->shm_fd);
+	spawn_add_cgroup(&sp, &r->c.engine_cg);
+	if (r->c.have_mp_cg && strcmp(r->c.mp_cg.dir, r->c.cg.dir))
+		spawn_add_cgroup(&sp, &r->c.mp_cg);
+	snprintf(num[0], sizeof(num[0]), "%d", r->shm_fd);
+	snprintf(num[1], sizeof(num[1]), "%" PRIu64, cfg->chunk);
+	snprintf(num[2], sizeof(num[2]), "%d", cfg->threads);
+	snprintf(num[3], sizeof(num[3]), "%" PRIu64, r->footprint);
+	snprintf(num[4], sizeof(num[4]), "%d", cfg->reclaim_nice);
+	snprintf(num[5], sizeof(num[5]), "%d", cfg->reclaim_rt);
+	argv[n++] = "mpctl";
+	argv[n++] = STRESS_ENGINE_APPLET;
+	argv[n++] = "--shm";
+	argv[n++] = num[0];
+	argv[n++] = "--chunk";
+	argv[n++] = num[1];
+	argv[n++] = "--threads";
+	argv[n++] = num[2];
+	argv[n++] = "--max-chunks";
+	argv[n++] = num[3];
+	argv[n++] = "--reclaim-nice";
+	argv[n++] = num[4];
+	argv[n++] = "--reclaim-rt";
+	argv[n++] = num[5];
+	argv[n] = NULL;
+	r->pid = spawn(&sp);
+	if (r->pid < 0)
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "fork");
+	return 0;
+}
+
+int stress_engine_applet(int argc, char **argv)
+{
+	struct stress_engine_cfg cfg = { 0 };
+	long long shm_fd = -1, v[5] = { 0, 0, 0, 0, 0 };
+	static const char *const names[] = {
+		"--chunk", "--threads", "--max-chunks", "--reclaim-nice",
+		"--reclaim-rt",
+	};
+	static const long long lo[] = { 1, 1, 1, -20, 0 };
+	static const long long hi[] = { LLONG_MAX, STRESS_MAX_THREADS,
+					LLONG_MAX, 19, 99 };
+	struct mp_shrinker *sh;
+	struct mp_err err;
+	int i, j, ret;
+
+	for (i = 1; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--shm")) {
+			if (mp_parse_long(argv[i + 1], 0, INT_MAX, &shm_fd))
+				goto usage;
+			continue;
+		}
+		for (j = 0; j < 5; j++)
+			if (!strcmp(argv[i], names[j]))
+				break;
+		if (j == 5 || mp_parse_long(argv[i + 1], lo[j], hi[j], &v[j]))
+			goto usage;
+	}
+	if (i != argc || shm_fd < 0 || !v[0] || !v[1] || !v[2])
+		goto usage;
+	cfg.shm = stress_shared_map((int)shm_fd);
+	if (!cfg.shm)
+		goto usage;
+	close((int)shm_fd);
+	/* the registration as any child of 'mpctl register' gets it */
+	if (mp_shrinker_client_from_env(&sh, &err)) {
+		snprintf(cfg.shm->error, sizeof(cfg.shm->error), "%s",
+			 err.msg);
+		cfg.shm->state = STRESS_FAILED;
+		return MP_EXIT_FAILURE;
+	}
+	cfg.chunk_size = (uint64_t)v[0];
+	cfg.threads = (int)v[1];
+	cfg.max_chunks = (uint64_t)v[2];
+	cfg.reclaim_nice = (int)v[3];
+	cfg.reclaim_rt = (int)v[4];
+	cfg.sh = sh;
+	ret = stress_engine_run(&cfg) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+	mp_shrinker_close(sh);
+	return ret;
+usage:
+	/* started by stress_run() only: not for hands */
+	fprintf(stderr, "mpctl %s: the engine of 'mpctl stress', not a command\n",
+		STRESS_ENGINE_APPLET);
+	return MP_EXIT_USAGE;
+}
+
+static int start_hog(struct run *r, struct mp_err *err)
+{
+	char *cmd = NULL, *argv[] = { "sh", "-c", NULL, NULL };
+	struct spawn sp = { .file = "/bin/sh", .argv = argv,
+			    .envp = environ };
+	int n;
+
+	/*
+	 * stress-ng's report goes to a memfd, opened by stress-ng through
+	 * /proc/self/fd: nothing in /tmp to leak when we are SIGKILLed.
+	 */
+	r->hog.yaml_fd = memfd_create("mpctl-stress-hog-yaml", MFD_CLOEXEC);
+	if (r->hog.yaml_fd < 0)
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot create a memory file for stress-ng");
+	n = asprintf(&cmd, "exec stress-ng %s --timeout %" PRIu64
+		     " --metrics-brief --yaml /proc/self/fd/%d >/dev/null 2>&1",
+		     r->cfg->hog,
+		     (uint64_t)((r->cfg->duration_ns + 999999999ULL) /
+				1000000000ULL),
+		     r->hog.yaml_fd);
+	if (n < 0)
+		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "hog");
+	argv[2] = cmd;
+	spawn_add_fd(&sp, r->hog.yaml_fd);
+	spawn_add_cgroup(&sp, &r->c.hog_cg);
+	r->hog.pid = spawn(&sp);
+	free(cmd);
+	if (r->hog.pid < 0) {
+		r->hog.pid = 0;
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "fork");
+	}
+	return 0;
+}
+
+static void hog_results(struct run *r)
+{
+	struct stress_result *res = r->res;
+	char buf[65536], *p;
+	ssize_t n = -1, k;
+
+	if (r->hog.yaml_fd >= 0)
+		for (n = 0; (size_t)n < sizeof(buf) - 1; n += k) {
+			k = pread(r->hog.yaml_fd, buf + n,
+				  sizeof(buf) - 1 - n, n);
+			if (k <= 0)
+				break;
+		}
+	if (n >= 0) {
+		buf[n] = '\0';
+		for (p = strstr(buf, "bogo-ops:"); p;
+		     p = strstr(p + 1, "bogo-ops:")) {
+			res->hog_bogo_ops += strtoull(p + 9, NULL, 10);
+			res->hog_have_ops = true;
+		}
+	}
+	if (r->hog.yaml_fd >= 0)
+		close(r->hog.yaml_fd);
+	r->hog.yaml_fd = -1;
+	if (r->c.hog_created)
+		mp_cg_oom_kills(&r->c.hog_cg, &res->hog_oom_kills);
+}
+
+static uint64_t total_events(const struct run *r)
+{
+	uint64_t sum = 0;
+	int l;
+
+	for (l = 0; l < MP_LEVEL_NR; l++)
+		sum += r->res->events[l];
+	return sum;
+}
+
+static void update_events(struct run *r)
+{
+	struct mp_shrinker_stats st;
+	int l;
+
+	if (r->src)
+		return;		/* counted as they come */
+	mp_shrinker_stats(r->sh, &st);
+	for (l = 0; l < MP_LEVEL_NR; l++)
+		r->res->events[l] = st.events[l];
+}
+
+static void take_sample(struct run *r, uint64_t now)
+{
+	struct stress_result *res = r->res;
+	struct stress_sample *s;
+	uint64_t usage = 0;
+
+	mp_memstat_usage(&r->ms, &usage);
+	if (usage > res->peak)
+		res->peak = usage;
+	update_events(r);
+	if (res->ntl == r->tl_cap) {
+		size_t cap = r->tl_cap ? r->tl_cap * 2 : 512;
+		struct stress_sample *n = realloc(res->tl, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		res->tl = n;
+		r->tl_cap = cap;
+	}
+	s = &res->tl[res->ntl++];
+	s->t_ns = now - res->start_ns;
+	s->usage = usage;
+	s->held = __atomic_load_n(&r->shm->held, __ATOMIC_RELAXED);
+	s->events = total_events(r);
+	s->requests = __atomic_load_n(&r->shm->requests, __ATOMIC_RELAXED);
+}
+
+static void reap(struct run *r)
+{
+	int status;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid == r->pid) {
+			r->status = status;
+			r->engine_exited = true;
+		} else if (pid == r->hog.pid) {
+			r->res->hog_status = status;
+			r->res->hog_exited = true;
+		}
+	}
+}
+
+/* Wait for a child for up to ms, then kill its process group. */
+static void stop_child(struct run *r, pid_t pid, bool *exited, int sig,
+		       int ms)
+{
+	struct timespec ts = { 0, 10000000 };
+	int i;
+
+	if (pid <= 0 || *exited)
+		return;
+	if (sig)
+		kill(-pid, sig);
+	for (i = 0; i < ms / 10 && !*exited; i++) {
+		nanosleep(&ts, NULL);
+		reap(r);
+	}
+	if (!*exited) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		while (!*exited) {
+			nanosleep(&ts, NULL);
+			reap(r);
+		}
+	}
+}
+
+static void stop_engine(struct run *r)
+{
+	__atomic_store_n(&r->shm->stop, 1, __ATOMIC_RELAXED);
+	stop_child(r, r->pid, &r->engine_exited, 0, 5000);
+}
+
+static void count_event(struct run *r)
+{
+	struct mp_event ev;
+	struct mp_err err;
+
+	if (mp_source_read(r->src, &ev, &err) > 0)
+		r->res->events[ev.level] += ev.count ? ev.count : 1;
+}
+
+static void progress(struct run *r)
+{
+	const struct stress_result *res = r->res;
+
+	r->cfg->progress(&res->tl[res->ntl - 1],
+			 __atomic_load_n(&r->shm->chunks.freed,
+					 __ATOMIC_RELAXED),
+			 res->events, res->limit, r->cfg->progress_arg);
+}
+
+static void run_loop(struct run *r)
+{
+	struct pollfd pfd[3] = {
+		{ .fd = r->sfd, .events = POLLIN },
+		{ .fd = r->tfd, .events = POLLIN },
+		{ .fd = r->src ? mp_source_fd(r->src) : -1, .events = POLLIN },
+	};
+	uint64_t deadline = r->res->start_ns + r->cfg->duration_ns;
+	uint64_t ticks = 0, exp, now;
+	struct signalfd_siginfo si;
+	const char **reason = &r->res->reason;
+
+	for (;;) {
+		if (poll(pfd, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			*reason = "failed";
+			return;
+		}
+		if (pfd[0].revents) {
+			while (read(r->sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGCHLD)
+					continue;
+				*reason = "interrupted";
+			}
+			reap(r);
+			if (*reason)
+				return;
+			if (r->engine_exited) {
+				*reason = WIFSIGNALED(r->status) ?
+					  "engine_killed" : "engine_failed";
+				return;
+			}
+		}
+		if (pfd[2].revents)
+			count_event(r);
+		if (pfd[1].revents) {
+			now = now_ns();
+			if (read(r->tfd, &exp, sizeof(exp)) < 0)
+				continue;
+			take_sample(r, now);
+			if (r->cfg->progress && ++ticks % PROGRESS_TICKS == 0)
+				progress(r);
+			if (now >= deadline) {
+				*reason = "duration";
+				return;
+			}
+		}
+	}
+}
+
+/* The engine's failure to start, told through the shared memory. */
+static void spawn_error(struct run *r)
+{
+	struct stress_shared *s = r->shm;
+
+	if (!s->spawn_step || s->error[0])
+		return;
+	if (s->spawn_step == SPAWN_JOIN)
+		snprintf(s->error, sizeof(s->error),
+			 "cannot move the engine into cgroup '%s': %s",
+			 r->c.engine_cg.path, strerror(s->spawn_errno));
+	else
+		snprintf(s->error, sizeof(s->error),
+			 "cannot start the engine '/proc/self/exe %s': %s",
+			 STRESS_ENGINE_APPLET, strerror(s->spawn_errno));
+	s->state = STRESS_FAILED;
+}
+
+static void finish(struct run *r)
+{
+	struct stress_result *res = r->res;
+	const struct mp_cgroup *cg = &r->c.cg;
+	uint64_t v = 0;
+
+	/* stop the engine, then the hog; wait for both */
+	stop_engine(r);
+	stop_child(r, r->hog.pid, &res->hog_exited, SIGINT, 5000);
+	spawn_error(r);
+	res->end_ns = now_ns();
+	take_sample(r, res->end_ns);
+	if (r->c.created &&
+	    !mp_cg_read_u64(cg, cg->hier.version == MP_CG_V1 ?
+			    "memory.max_usage_in_bytes" : "memory.peak", &v) &&
+	    v > res->peak)
+		res->peak = v;
+	v = 0;
+	if (cg->dir[0] &&
+	    !mp_cg_oom_kills(r->c.engine_created ? &r->c.engine_cg : cg, &v))
+		res->oom_kills = v > r->oom_base ? v - r->oom_base : 0;
+	if (r->hog.pid)
+		hog_results(r);
+	mp_meminfo(NULL, NULL, &res->swap_end);
+	update_events(r);
+	mp_shrinker_stats(r->sh, &res->ss);
+	res->engine = *r->shm;
+}
+
+int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
+{
+	uint64_t total, avail;
+
+	if (mp_meminfo(&total, &avail, NULL))
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot read '/proc/meminfo'");
+	if (!cfg->cgroup && cfg->limit > avail) {
+		char a[32], b[32];
+
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "limit %s is larger than the memory available (%s)",
+			       mp_fmt_size(cfg->limit, a, sizeof(a)),
+			       mp_fmt_size(avail, b, sizeof(b)));
+	}
+	if (cfg->chunk > cfg->limit)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "chunk size %" PRIu64 " is larger than the limit %" PRIu64,
+			       cfg->chunk, cfg->limit);
+	if (cfg->hog && system("command -v stress-ng >/dev/null 2>&1"))
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "--hog needs stress-ng, which is not installed");
+	if (cfg->emulate && cfg->backend == MP_BACKEND_MEMPRESSURE)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "--emulate and --backend mempressure contradict each other");
+	return 0;
+}
+
+/* Signals, the tick, the shared memory, the cgroups, the shrinker. */
+static int prepare(struct run *r, struct mp_err *err)
+{
+	struct stress_run_cfg *cfg = r->cfg;
+	struct stress_result *res = r->res;
+	struct mp_shrinker_cfg scfg = {
+		.backend = cfg->backend,
+		.chunk_size = cfg->chunk,
+		.emulate = cfg->emulate,
+		.policy = { .target = cfg->target, .high = cfg->high,
+			    .rt_priority = cfg->rt_priority },
+	};
+	struct mp_meminfo mi;
+	sigset_t mask;
+	double hi;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	/*
+	 * A shell starts background jobs with SIGINT ignored, and an ignored
+	 * signal never reaches the signalfd: "kill -INT" must still end the
+	 * run with its report.
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	/*
+	 * A reader gone (a report killed, "| head") must not kill us before
+	 * the cgroups are removed: the write fails with EPIPE instead.
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	r->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	r->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	r->shm = stress_shared_new(&r->shm_fd);
+	if (r->sfd < 0 || r->tfd < 0 || !r->shm)
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot set up the run");
+	hi = cfg->high > 0 ? cfg->high : cfg->high < 0 ?
+	     (cfg->target > 0 ? cfg->target : MP_EMUL_TARGET) : MP_EMUL_HIGH;
+	res->high_bytes = (uint64_t)((1.0 + hi) / 2 * (double)cfg->limit);
+	if (stress_cgroups_setup(&r->c, cfg, res->high_bytes, err))
+		return -1;
+	snprintf(res->cgroup, sizeof(res->cgroup), "%s", r->c.cg.path);
+	res->transient = r->c.created;
+	scfg.target = &r->c.tgt;
+	/* kernel shrinker: the usage early warning beside it, unless told */
+	scfg.assist = !cfg->no_assist && r->c.cg.dir[0];
+	if (mp_shrinker_open(&scfg, &r->sh, err))
+		return -1;
+	res->mode = mp_shrinker_mode(r->sh);
+	res->backend = mp_shrinker_backend(r->sh);
+	res->emulated = mp_shrinker_emulated(r->sh);
+	if (!res->emulated) {
+		struct mp_source_cfg src = {
+			.backend = MP_BACKEND_MEMPRESSURE,
+			.level = MP_LEVEL_LOW,
+			.target = &r->c.tgt,
+		};
+
+		if (mp_source_open(&src, &r->src, err))
+			return -1;
+	}
+	r->have_ms = true;
+	if (mp_memstat_open(&r->ms, r->c.cg.dir[0] ? &r->c.cg : NULL))
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot read the memory usage of '%s'",
+			       r->c.cg.path);
+	res->limit = r->c.created ? cfg->limit : r->ms.limit;
+	if (!cfg->limit_set && cfg->cgroup)
+		cfg->limit = res->limit;
+	/* --cgroup: only now is its limit known */
+	if (cfg->chunk > res->limit)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "chunk size %" PRIu64 " is larger than the limit %" PRIu64 " of cgroup '%s'",
+			       cfg->chunk, res->limit, r->c.cg.path);
+	r->footprint = (uint64_t)(cfg->overcommit * (double)cfg->limit /
+				  (double)cfg->chunk);
+	if (!r->footprint)
+		r->footprint = 1;
+	if (!mp_meminfo_read(&mi)) {
+		res->swap_total = mi.swap_total;
+		res->swap_start = mi.swap_total - mi.swap_free;
+	}
+	if (r->c.cg.dir[0])
+		mp_cg_oom_kills(&r->c.cg, &r->oom_base);
+	if (r->c.engine_created)
+		r->oom_base = 0;
+	return 0;
+}
+
+int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
+	       struct mp_err *err)
+{
+	struct run r = { .cfg = cfg, .res = res, .sfd = -1, .tfd = -1,
+			 .shm_fd = -1, .hog = { .yaml_fd = -1 } };
+	struct itimerspec its = {
+		.it_interval = { 0, TICK_NS },
+		.it_value = { 0, TICK_NS },
+	};
+	int ret = -1;
+
+	memset(res, 0, sizeof(*res));
+	if (prepare(&r, err))
+		goto out;
+	res->start_ns = now_ns();
+	if (start_engine(&r, err))
+		goto out;
+	if (cfg->hog && start_hog(&r, err)) {
+		res->reason = "failed";
+		finish(&r);
+		goto out;
+	}
+	timerfd_settime(r.tfd, 0, &its, NULL);
+	take_sample(&r, now_ns());
+	run_loop(&r);
+	finish(&r);
+	ret = 0;
+out:
+	if (r.shm)
+		stop_engine(&r);
+	if (r.hog.yaml_fd >= 0)
+		close(r.hog.yaml_fd);
+	mp_source_close(r.src);
+	mp_shrinker_close(r.sh);
+	if (r.have_ms)
+		mp_memstat_close(&r.ms);
+	stress_cgroups_remove(&r.c);
+	stress_shared_free(r.shm);
+	free(r.envp);
+	if (r.shm_fd >= 0)
+		close(r.shm_fd);
+	if (r.sfd >= 0)
+		close(r.sfd);
+	if (r.tfd >= 0)
+		close(r.tfd);
+	return ret;
+}
+
+void stress_result_free(struct stress_result *res)
+{
+	free(res->tl);
+	res->tl = NULL;
+	res->ntl = 0;
+}

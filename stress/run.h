@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A stress run: allocate more than a cgroup's limit with a user-space
+ * shrinker freeing chunks on request, and measure how it went.
+ *
+ * The calling process stays outside the run's cgroup: stress_run() creates
+ * a transient cgroup with the limit (stress_cgroups_setup()), registers the
+ * shrinker (the kernel's or the emulated one, whose thread then lives in
+ * the caller, outside the limit), starts the engine as the hidden applet
+ * "mpctl __stress-engine" through /proc/self/exe inside the cgroup, samples
+ * usage every 100 ms and fills a struct stress_result from numbers the
+ * engine keeps in shared memory, so that they survive its OOM kill.
+ *
+ * Nothing here prints: the caller renders the result; progress comes
+ * through a callback.
+ */
+#ifndef STRESS_RUN_H
+#define STRESS_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "mp_cgroup.h"
+#include "mp_err.h"
+#include "mp_pressure.h"
+#include "mp_shrinker.h"
+#include "mp_target.h"
+
+#define STRESS_MAX_THREADS	1024
+#define STRESS_MIN_CHUNK	4096ULL
+#define STRESS_MIN_LIMIT	(16ULL << 20)	/* below, the engine is OOM-killed */
+
+/* the hidden applet of mpctl that runs the engine (not in --help) */
+#define STRESS_ENGINE_APPLET	"__stress-engine"
+
+struct stress_sample {
+	uint64_t t_ns;		/* since the start */
+	uint64_t usage;		/* bytes */
+	uint64_t held;		/* chunks */
+	uint64_t events;	/* pressure events, all levels */
+	uint64_t requests;
+};
+
+struct stress_run_cfg {
+	uint64_t chunk;
+	int threads;
+	uint64_t duration_ns;
+	uint64_t limit;		/* --cgroup without --limit: set to its limit */
+	bool limit_set;
+	double overcommit;
+	enum mp_backend backend;
+	bool emulate;
+	const char *cgroup;	/* an existing cgroup, NULL: a transient one */
+	const char *parent;	/* where the transient one goes, NULL: default */
+	const char *hog;	/* stress-ng arguments, or NULL */
+	double target;		/* emulation policy, 0: default */
+	double high;		/* 0: default, < 0: off */
+	int reclaim_nice;
+	int rt_priority;	/* of the emulator thread */
+	int reclaim_rt;		/* of the engine's reclaim thread */
+	bool no_assist;
+	bool no_throttle;
+	bool swap;		/* no memsw / swap.max limit */
+	/* every 200 ms while the run goes, if set */
+	void (*progress)(const struct stress_sample *s, uint64_t freed,
+			 const uint64_t events[MP_LEVEL_NR], uint64_t limit,
+			 void *arg);
+	void *progress_arg;
+};
+
+/* The run's cgroups: the run's (limit), engine and hog leaves, mempressure */
+struct stress_cgroups {
+	struct mp_parent parent;	/* where tgt was created */
+	struct mp_target tgt, engine_t, hog_t;
+	struct mp_cgroup cg, engine_cg, hog_cg, mp_cg;
+	bool created, engine_created, hog_created;
+	bool have_mp_cg;
+};
+
+struct stress_result {
+	const char *reason;	/* duration, interrupted, engine_killed, ... */
+	enum mp_shrinker_mode mode;
+	enum mp_backend backend;
+	bool emulated;
+	struct mp_shrinker_stats ss;
+	uint64_t events[MP_LEVEL_NR];
+	char cgroup[PATH_MAX];	/* path in the hierarchy, "/" for the host */
+	bool transient;
+	uint64_t high_bytes;	/* memory.high / soft limit, 0 if none */
+	uint64_t limit;		/* the limit the run worked against */
+	uint64_t start_ns, end_ns;
+	uint64_t peak, swap_start, swap_end, swap_total;
+	uint64_t oom_kills;
+	struct stress_shared engine;	/* the engine's numbers at the end */
+	bool hog_exited;
+	int hog_status;
+	bool hog_have_ops;
+	uint64_t hog_bogo_ops, hog_oom_kills;
+	struct stress_sample *tl;
+	size_t ntl;
+};
+
+/*
+ * What can be refused before anything is set up: the limit against the
+ * memory available, the chunk against the limit, --hog without stress-ng,
+ * contradicting options. 0, or -1 with err (status 64 for usage errors).
+ */
+int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err);
+
+/*
+ * Run; 0 with res filled (whatever the engine's end: see res->reason and
+ * res->engine.error), or -1 with err when the run could not be made (status
+ * 64 for a chunk above --cgroup's own limit). res must be freed with
+ * stress_result_free() either way. SIGINT, SIGTERM, SIGHUP and SIGCHLD
+ * are taken through a signalfd and stay blocked afterwards (a second
+ * Ctrl-C must not cut the report short); SIGPIPE is ignored.
+ */
+int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
+	       struct mp_err *err);
+void stress_result_free(struct stress_result *res);
+
+/*
+ * The transient cgroup of a run and its leaves, or --cgroup resolved; and
+ * their removal. high_bytes is the run's memory.high (soft limit on v1).
+ */
+int stress_cgroups_setup(struct stress_cgroups *c,
+			 const struct stress_run_cfg *cfg, uint64_t high_bytes,
+			 struct mp_err *err);
+void stress_cgroups_remove(struct stress_cgroups *c);
+
+/* "mpctl __stress-engine ...": the engine process, started by stress_run() */
+int stress_engine_applet(int argc, char **argv);
+
+#endif
