@@ -13,7 +13,8 @@
 #   make static       build/static/mpctl, for the VM's initramfs
 #   make bench        run the benchmarks, write build/bench/*.json
 #   make asan         build/asan/mpctl with ASan and UBSan (bats/sanitize.bats)
-#   make compare-kernels, make regression-demo, make compare-matrix: see
+#   make compare-kernels, make regression-demo, make compare-matrix,
+#   make compare-v2pure (cgroup2 alone, stock for memcg): see
 #                     kernel-patch/README-harness.md
 
 VERSION := 0.1.0
@@ -164,6 +165,11 @@ regression-demo: all static
 
 # the long matrix, by hand (about 1 h on 2 cores after the builds): 5 boots
 # of each kernel, 5 control boots, the demos against 5 boots of 6.12
+# the same on the machines people run: cgroup2 alone, stock for memcg
+compare-v2pure: all static
+	kernel-patch/scripts/compare-kernels.sh -P -j 2 -n 3 $(COMPARE_ARGS) \
+		-o $(O)/compare-v2pure 6.1 6.12
+
 compare-matrix: all static
 	kernel-patch/scripts/compare-kernels.sh -j 2 -b 5 -n 5 -c 5 \
 		$(COMPARE_ARGS) -o $(O)/compare-matrix 6.1 6.12; \
@@ -211,4 +217,4 @@ clean:
 -include $(OBJS:.o=.d) $(PROGS:$(O)/%=$(O)/obj/stress/%.d) \
 	$(O)/obj/bats/fuzz/parse.d
 
-.PHONY: asan deps-host compare-kernels regression-demo compare-matrix run all static install uninstall deps manlint check check-host check-vm bench clean
+.PHONY: asan deps-host compare-kernels regression-demo compare-matrix compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean

@@ -378,6 +378,8 @@ static json_t *result_json(const struct stress_run_cfg *o,
 	bad |= json_object_set_new(doc, "alloc_throughput_bytes_per_s", json_integer(
 		(json_int_t)(secs > 0 ? (double)s->chunks.allocated *
 			     (double)o->chunk / secs : 0)));
+	bad |= json_object_set_new(doc, "allocator_throttle_ns",
+				   json_integer((json_int_t)s->throttle_ns));
 	bad |= json_object_set_new(doc, "alloc_busy_throughput_bytes_per_s",
 		json_integer((json_int_t)(s->chunks.alloc_ns ?
 			(double)s->chunks.allocated * (double)o->chunk * 1e9 /

@@ -56,6 +56,40 @@ static void sleep_ns(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * With an emulated shrinker no kernel throttles allocations above the
+ * high mark (memory.high, or the soft limit of the patched v1), and the
+ * emulator's answer can come after the allocators have run into the hard
+ * limit when the machine is busy. A cooperating program stops growing
+ * while it is asked to shrink: the allocators wait while the usage is
+ * above the high mark, 1 ms at a time, at most 1 s in a row (a shrinker
+ * that frees nothing must not stop the run), and the time is reported.
+ */
+static void throttle(struct stress_engine *e)
+{
+	uint64_t t0 = 0, now = 0, usage;
+	char buf[32];
+	ssize_t n;
+
+	for (;;) {
+		n = pread(e->cfg->usage_fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		usage = strtoull(buf, NULL, 10);
+		if (usage <= e->cfg->high_bytes || LOAD(e->shm->stop))
+			break;
+		now = mp_now_ns(CLOCK_MONOTONIC);
+		if (!t0)
+			t0 = now;
+		else if (now - t0 >= 1000000000ULL)
+			break;
+		sleep_ns(1000000);
+	}
+	if (t0)
+		ADD(e->shm->throttle_ns, mp_now_ns(CLOCK_MONOTONIC) - t0);
+}
+
 static void *alloc_thread(void *arg)
 {
 	struct alloc_arg *a = arg;
@@ -67,6 +101,8 @@ static void *alloc_thread(void *arg)
 			sleep_ns(1000000);
 			continue;
 		}
+		if (e->cfg->usage_fd >= 0)
+			throttle(e);
 		if (!mp_chunk_alloc(e->pool, a->idx)) {
 			/* out of address space or memory: back off */
 			sleep_ns(1000000);

@@ -31,6 +31,7 @@ struct stress_shared {
 	uint64_t chunks_short;		/* asked for, but none left to free */
 	uint64_t held;			/* chunks held now */
 	uint64_t add_failed;		/* shrinker add errors */
+	uint64_t throttle_ns;		/* allocators paused above high */
 	struct mp_hist latency;		/* per request: count read to freed */
 	struct mp_hist latency_chunk;	/* the same per chunk freed */
 	int stop;			/* set by the parent */
@@ -49,6 +50,12 @@ struct stress_engine_cfg {
 	bool no_mlock;		/* do not mlockall(MCL_CURRENT) at the start */
 	int reclaim_rt;		/* >0: SCHED_FIFO priority, else (or if that
 				 * is not permitted) reclaim_nice */
+	/*
+	 * >= 0: the cgroup's usage file; the allocators pause while the
+	 * usage is above high_bytes (see throttle() in engine.c)
+	 */
+	int usage_fd;
+	uint64_t high_bytes;
 	/* called by the reclaim thread after each request, if set */
 	void (*on_reclaim)(uint64_t requested, uint64_t freed, void *arg);
 	void *arg;

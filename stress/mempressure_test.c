@@ -168,7 +168,7 @@ int main(int argc, char **argv)
 	static struct mp_target target;
 	const char *cgroup = NULL;
 	/* the reclaim thread first in line; harmless without privilege */
-	struct stress_engine_cfg ecfg = { .reclaim_rt = 1 };
+	struct stress_engine_cfg ecfg = { .reclaim_rt = 1, .usage_fd = -1 };
 	long long threads = 2, maxc = 0;
 	const struct mp_chunk_stats *cs;
 	struct stress_engine *eng;

@@ -28,7 +28,7 @@
 
 #define TICK_NS		100000000ULL	/* timeline sampling */
 #define PROGRESS_TICKS	2		/* progress every 200 ms */
-#define ENGINE_ARGS	16
+#define ENGINE_ARGS	24
 
 extern char **environ;
 
@@ -219,6 +219,7 @@ struct run {
 	struct mp_source *src;		/* event counting, kernel shrinker */
 	struct stress_shared *shm;
 	int shm_fd;
+	int usage_fd;			/* the engine's throttle, or -1 */
 	struct mp_memstat ms;
 	bool have_ms;
 	uint64_t footprint;		/* chunks the allocators aim at */
@@ -274,7 +275,7 @@ static int engine_env(struct run *r, struct spawn *sp, struct mp_err *err)
 static int start_engine(struct run *r, struct mp_err *err)
 {
 	struct stress_run_cfg *cfg = r->cfg;
-	char num[6][24], *argv[ENGINE_ARGS];
+	char num[8][24], *argv[ENGINE_ARGS];
 	struct spawn sp = { .file = "/proc/self/exe", .argv = argv,
 			    .err_step = &r->shm->spawn_step,
 			    .err_errno = &r->shm->spawn_errno };
@@ -292,6 +293,8 @@ static int start_engine(struct run *r, struct mp_err *err)
 	snprintf(num[3], sizeof(num[3]), "%" PRIu64, r->footprint);
 	snprintf(num[4], sizeof(num[4]), "%d", cfg->reclaim_nice);
 	snprintf(num[5], sizeof(num[5]), "%d", cfg->reclaim_rt);
+	snprintf(num[6], sizeof(num[6]), "%d", r->usage_fd);
+	snprintf(num[7], sizeof(num[7]), "%" PRIu64, r->res->high_bytes);
 	argv[n++] = "mpctl";
 	argv[n++] = STRESS_ENGINE_APPLET;
 	argv[n++] = "--shm";
@@ -306,6 +309,13 @@ static int start_engine(struct run *r, struct mp_err *err)
 	argv[n++] = num[4];
 	argv[n++] = "--reclaim-rt";
 	argv[n++] = num[5];
+	if (r->usage_fd >= 0) {
+		spawn_add_fd(&sp, r->usage_fd);
+		argv[n++] = "--usage-fd";
+		argv[n++] = num[6];
+		argv[n++] = "--high-bytes";
+		argv[n++] = num[7];
+	}
 	argv[n] = NULL;
 	r->pid = spawn(&sp);
 	if (r->pid < 0)
@@ -316,14 +326,15 @@ static int start_engine(struct run *r, struct mp_err *err)
 int stress_engine_applet(int argc, char **argv)
 {
 	struct stress_engine_cfg cfg = { 0 };
-	long long shm_fd = -1, v[5] = { 0, 0, 0, 0, 0 };
+	long long shm_fd = -1, v[7] = { 0, 0, 0, 0, 0, -1, 0 };
 	static const char *const names[] = {
 		"--chunk", "--threads", "--max-chunks", "--reclaim-nice",
-		"--reclaim-rt",
+		"--reclaim-rt", "--usage-fd", "--high-bytes",
 	};
-	static const long long lo[] = { 1, 1, 1, -20, 0 };
+	static const long long lo[] = { 1, 1, 1, -20, 0, 0, 0 };
 	static const long long hi[] = { LLONG_MAX, STRESS_MAX_THREADS,
-					LLONG_MAX, 19, 99 };
+					LLONG_MAX, 19, 99, INT_MAX,
+					LLONG_MAX };
 	struct mp_shrinker *sh;
 	struct mp_err err;
 	int i, j, ret;
@@ -334,10 +345,10 @@ int stress_engine_applet(int argc, char **argv)
 				goto usage;
 			continue;
 		}
-		for (j = 0; j < 5; j++)
+		for (j = 0; j < 7; j++)
 			if (!strcmp(argv[i], names[j]))
 				break;
-		if (j == 5 || mp_parse_long(argv[i + 1], lo[j], hi[j], &v[j]))
+		if (j == 7 || mp_parse_long(argv[i + 1], lo[j], hi[j], &v[j]))
 			goto usage;
 	}
 	if (i != argc || shm_fd < 0 || !v[0] || !v[1] || !v[2])
@@ -358,6 +369,8 @@ int stress_engine_applet(int argc, char **argv)
 	cfg.max_chunks = (uint64_t)v[2];
 	cfg.reclaim_nice = (int)v[3];
 	cfg.reclaim_rt = (int)v[4];
+	cfg.usage_fd = (int)v[5];
+	cfg.high_bytes = (uint64_t)v[6];
 	cfg.sh = sh;
 	ret = stress_engine_run(&cfg) ? MP_EXIT_FAILURE : MP_EXIT_OK;
 	mp_shrinker_close(sh);
@@ -743,6 +756,9 @@ static int prepare(struct run *r, struct mp_err *err)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot read the memory usage of '%s'",
 			       r->c.cg.path);
+	/* emulated: the allocators pause above the high mark (engine.c) */
+	if (res->emulated && r->c.created && !cfg->no_throttle && !r->ms.host)
+		r->usage_fd = r->ms.usage_fd;
 	res->limit = r->c.created ? cfg->limit : r->ms.limit;
 	if (!cfg->limit_set && cfg->cgroup)
 		cfg->limit = res->limit;
@@ -770,7 +786,8 @@ int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 	       struct mp_err *err)
 {
 	struct run r = { .cfg = cfg, .res = res, .sfd = -1, .tfd = -1,
-			 .shm_fd = -1, .hog = { .yaml_fd = -1 } };
+			 .shm_fd = -1, .usage_fd = -1,
+			 .hog = { .yaml_fd = -1 } };
 	struct itimerspec its = {
 		.it_interval = { 0, TICK_NS },
 		.it_value = { 0, TICK_NS },

@@ -54,6 +54,10 @@
 #               changes. Afterwards the harness's tree of NEW_KVER is
 #               rebuilt with its real series
 #   -R          the old regression demo: -D drop3of4
+#   -P          the machines people run: cgroup2 alone on /sys/fs/cgroup
+#               (run-vm.sh's v2pure boot) and the kernels booted with
+#               cgroup_disable=mempressure, stock for memcg's paths; the
+#               report's scenarios run with the emulated shrinker over PSI
 #
 # For each kernel, the harness of kernel-patch/kernel.mk builds the kernel
 # ("make kernel KVER=..."; not with -K/-k or -B). Every boot uses one
@@ -102,13 +106,14 @@ jobs=1
 base_image=
 new_image=
 use_base=
+pure=0
 
 msg() { printf 'compare-kernels: %s\n' "$*" >&2; }
 die() { msg "$*"; exit 2; }
 usage() { sed -n '4,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 posint() { case $2 in '' | *[!0-9]*) msg "-$1 '$2': a number"; usage ;; esac; }
 
-while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:Rh opt; do
+while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPh opt; do
 	case $opt in
 	M) mode=$OPTARG ;;
 	S) shift_=$OPTARG ;;
@@ -130,10 +135,13 @@ while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:Rh opt; do
 	N) new_series=$(cd "$OPTARG" && pwd) ;;
 	D) demos=$OPTARG ;;
 	R) demos=drop3of4 ;;
+	P) pure=1 ;;
 	*) usage ;;
 	esac
 done
 shift $((OPTIND - 1))
+[ "$pure" = 0 ] || [ -z "$demos" ] ||
+	die "-P and -D exclude each other: the demos break the mempressure controller, which -P disables"
 base=${1:-6.1}
 new=${2:-6.12}
 [ $# -le 2 ] || usage
@@ -200,13 +208,22 @@ overlay=$out/overlay
 rm -rf "$overlay"
 mkdir -p "$overlay/mpctl/bats/vm"
 report_args="--json -d $duration -r $repeat ${scen[*]}"
-cat >"$overlay/mpctl/bats/vm/zz-compare-kernels.bats" <<EOF
+# vm-init.sh picks a boot's suites by file name: "-v2pure-" for -P
+cbats=zz-compare-kernels.bats
+pure_append=
+if [ "$pure" = 1 ]; then
+	cbats=zz-v2pure-compare-kernels.bats
+	pure_append="mpctl.boot=v2pure cgroup_disable=mempressure"
+fi
+cat >"$overlay/mpctl/bats/vm/$cbats" <<EOF
 #!/usr/bin/env bats
 # SPDX-License-Identifier: GPL-2.0
 # Added by kernel-patch/scripts/compare-kernels.sh, never part of the
 # repository's suites: run mpctl report, write it into the TAP.
 
 mount_v1() {
+	# cgroup2 alone (-P): no v1 hierarchy to mount
+	[ ! -e /sys/fs/cgroup/cgroup.controllers ] || return 0
 	grep -qw "^\$1" /proc/cgroups || return 0
 	awk -v c="\$1" '\$0 ~ / - cgroup / { n = split(\$NF, o, ",")
 		for (i = 1; i <= n; i++) if (o[i] == c) f = 1 }
@@ -289,7 +306,7 @@ boot() {
 	t0=$(date +%s)
 	mp_qemu_run "${VMTEST_TIMEOUT:-1800}" "$image" "$initrd" "$console" \
 		"$tapraw" "$out/qemu-$tag.out" \
-		"mpctl.filter=mpctl-compare-kernels mpctl.timeout=${VMTEST_TIMEOUT:-1800} $append" ||
+		"mpctl.filter=mpctl-compare-kernels mpctl.timeout=${VMTEST_TIMEOUT:-1800} $pure_append $append" ||
 		rc=$?
 	secs=$(($(date +%s) - t0))
 	echo "$(date -u +%FT%TZ) $tag mode=$mode ${mp_qemu_desc// /,} wall_s=$secs rc=$rc" \
