@@ -53,6 +53,13 @@ struct argp_state;
 void cmd_argerr(const struct argp_state *state, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 2, 3)));
 
+/*
+ * One wait of a command's event loop on fd (mp_wait.h): 1 ready, 0 the
+ * deadline or a signal ended it, -1 an error (said on stderr).
+ */
+struct mp_waiter;
+int cmd_wait(struct mp_waiter *w, int fd);
+
 /* a positive duration for an option, or a usage error (exits 64) */
 uint64_t cmd_arg_duration(struct argp_state *state, const char *arg);
 

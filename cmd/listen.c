@@ -358,15 +358,9 @@ static int listen_loop(const struct listen_opts *o, struct mp_source *src,
 	int ret;
 
 	for (;;) {
-		switch (mp_wait(w, mp_source_fd(src), POLLIN)) {
-		case MP_WAIT_READY:
-			break;
-		case MP_WAIT_ERROR:
-			cmd_error("poll: %s", strerror(errno));
-			return MP_EXIT_FAILURE;
-		default:	/* the deadline, SIGINT, SIGTERM, SIGHUP */
-			return MP_EXIT_OK;
-		}
+		ret = cmd_wait(w, mp_source_fd(src));
+		if (ret <= 0)
+			return ret ? MP_EXIT_FAILURE : MP_EXIT_OK;
 		ret = mp_source_read(src, &ev, &err);
 		if (ret < 0)
 			return cmd_fail(&err);

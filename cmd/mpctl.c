@@ -8,6 +8,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 
 #include "cmd.h"
 #include "mp_parse.h"
+#include "mp_wait.h"
 #include "run.h"
 
 struct cmd_struct {
@@ -60,6 +62,19 @@ void cmd_write_error(int errnum)
 	if (!write_error_reported && errnum != EPIPE)
 		cmd_error("write error: %s", strerror(errnum ? errnum : EIO));
 	write_error_reported = true;
+}
+
+int cmd_wait(struct mp_waiter *w, int fd)
+{
+	switch (mp_wait(w, fd, POLLIN)) {
+	case MP_WAIT_READY:
+		return 1;
+	case MP_WAIT_ERROR:
+		cmd_error("poll: %s", strerror(errno));
+		return -1;
+	default:	/* the deadline, SIGINT, SIGTERM, SIGHUP */
+		return 0;
+	}
 }
 
 int cmd_fail(const struct mp_err *err)

@@ -256,15 +256,9 @@ static int monitor(const struct register_opts *o, struct mp_shrinker *sh,
 	if (o->timeout_ns)
 		w.deadline = mp_now_ns(CLOCK_MONOTONIC) + o->timeout_ns;
 	for (;;) {
-		switch (mp_wait(&w, mp_shrinker_fd(sh), POLLIN)) {
-		case MP_WAIT_READY:
-			break;
-		case MP_WAIT_ERROR:
-			cmd_error("poll: %s", strerror(errno));
-			return MP_EXIT_FAILURE;
-		default:	/* the deadline, SIGINT, SIGTERM, SIGHUP */
-			return MP_EXIT_OK;
-		}
+		ret = cmd_wait(&w, mp_shrinker_fd(sh));
+		if (ret <= 0)
+			return ret ? MP_EXIT_FAILURE : MP_EXIT_OK;
 		ret = mp_shrinker_read(sh, &chunks, &err);
 		if (ret < 0)
 			return cmd_fail(&err);

@@ -96,6 +96,18 @@ const char *mp_backend_name(enum mp_backend b)
 	return backend_names[b];
 }
 
+/* The index of s in names[0..n), or -1 with errno EINVAL. */
+static int name_index(const char *const *names, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (names[i] && !strcmp(s, names[i]))
+			return i;
+	errno = EINVAL;
+	return -1;
+}
+
 int mp_backend_parse(const char *s, enum mp_backend *b)
 {
 	int i;
@@ -104,14 +116,11 @@ int mp_backend_parse(const char *s, enum mp_backend *b)
 		*b = MP_BACKEND_AUTO;
 		return 0;
 	}
-	for (i = 0; i < MP_BACKEND_NR; i++) {
-		if (!strcmp(s, backend_names[i])) {
-			*b = i;
-			return 0;
-		}
-	}
-	errno = EINVAL;
-	return -1;
+	i = name_index(backend_names, MP_BACKEND_NR, s);
+	if (i < 0)
+		return -1;
+	*b = i;
+	return 0;
 }
 
 const char *mp_level_name(enum mp_level l)
@@ -128,20 +137,14 @@ const char *mp_level_native(enum mp_backend b, enum mp_level l)
 
 int mp_level_parse(const char *s, enum mp_level *l)
 {
-	int i;
+	/* "oom" is the mempressure ABI's name of critical */
+	int i = strcmp(s, "oom") ? name_index(level_names, MP_LEVEL_NR, s) :
+				  MP_LEVEL_CRITICAL;
 
-	if (!strcmp(s, "oom")) {
-		*l = MP_LEVEL_CRITICAL;
-		return 0;
-	}
-	for (i = 0; i < MP_LEVEL_NR; i++) {
-		if (!strcmp(s, level_names[i])) {
-			*l = i;
-			return 0;
-		}
-	}
-	errno = EINVAL;
-	return -1;
+	if (i < 0)
+		return -1;
+	*l = i;
+	return 0;
 }
 
 const char *mp_mode_name(enum mp_mode m)
@@ -151,16 +154,13 @@ const char *mp_mode_name(enum mp_mode m)
 
 int mp_mode_parse(const char *s, enum mp_mode *m)
 {
-	unsigned int i;
+	int i = name_index(mode_names, sizeof(mode_names) /
+			   sizeof(mode_names[0]), s);
 
-	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
-		if (!strcmp(s, mode_names[i])) {
-			*m = i;
-			return 0;
-		}
-	}
-	errno = EINVAL;
-	return -1;
+	if (i < 0)
+		return -1;
+	*m = i;
+	return 0;
 }
 
 /*
