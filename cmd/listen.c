@@ -172,18 +172,6 @@ static json_t *event_json(const struct mp_source *src,
 	return doc;
 }
 
-static void fmt_time(uint64_t ns, char *buf, size_t len)
-{
-	time_t sec = ns / 1000000000ULL;
-	struct tm tm;
-	size_t n;
-
-	gmtime_r(&sec, &tm);
-	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%06uZ",
-		 (unsigned int)(ns % 1000000000ULL / 1000));
-}
-
 /*
  * Wait for --exec's command without blocking the listener's deadline and
  * signals: on either, the command's process group gets SIGTERM, then
@@ -333,7 +321,7 @@ static int print_event(const struct listen_opts *o,
 		if (!line || puts(line) == EOF)
 			ret = -1;
 	} else {
-		fmt_time(ev->time_ns, when, sizeof(when));
+		mp_fmt_time(ev->time_ns, when, sizeof(when));
 		if (printf("%s backend=%s cgroup=%s level=%s events=%" PRIu64
 			   "\n", when, mp_backend_name(b),
 			   mp_source_cgroup(src)->path,

@@ -179,18 +179,6 @@ static void describe(const struct mp_shrinker *sh)
 		  cg ? cg->path : "?", mp_shrinker_chunk_size(sh));
 }
 
-static void fmt_time(uint64_t ns, char *buf, size_t len)
-{
-	time_t sec = ns / 1000000000ULL;
-	struct tm tm;
-	size_t n;
-
-	gmtime_r(&sec, &tm);
-	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%06uZ",
-		 (unsigned int)(ns % 1000000000ULL / 1000));
-}
-
 static int print_request(const struct register_opts *o,
 			 const struct mp_shrinker *sh, uint64_t chunks,
 			 uint64_t seq)
@@ -233,7 +221,7 @@ static int print_request(const struct register_opts *o,
 		ret = mp_json_emit(stdout, doc, false);
 		json_decref(doc);
 	} else {
-		fmt_time(now, when, sizeof(when));
+		mp_fmt_time(now, when, sizeof(when));
 		if (printf("%s mode=%s backend=%s cgroup=%s chunks=%" PRIu64
 			   " bytes=%" PRIu64 "\n", when, mode, be,
 			   cg ? cg->path : "?", chunks, chunks * chunk) < 0 ||

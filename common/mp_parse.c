@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mp_parse.h"
@@ -151,5 +152,18 @@ const char *mp_fmt_duration(uint64_t ns, char *buf, int len)
 		snprintf(buf, len, "%.1f ms", ns / 1e6);
 	else
 		snprintf(buf, len, "%.2f s", ns / 1e9);
+	return buf;
+}
+
+const char *mp_fmt_time(uint64_t ns, char *buf, size_t len)
+{
+	time_t sec = ns / 1000000000ULL;
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&sec, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%06uZ",
+		 (unsigned int)(ns % 1000000000ULL / 1000));
 	return buf;
 }

@@ -28,5 +28,7 @@ int mp_parse_long(const char *s, long long min, long long max,
 /* Format helpers: "1.0 MiB", "250 ms"; buf of at least 32 bytes. */
 const char *mp_fmt_size(uint64_t bytes, char *buf, int len);
 const char *mp_fmt_duration(uint64_t ns, char *buf, int len);
+/* CLOCK_REALTIME ns as UTC ISO 8601 with microseconds: "...T08:31:47.731180Z" */
+const char *mp_fmt_time(uint64_t ns, char *buf, size_t len);
 
 #endif
