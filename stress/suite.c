@@ -1,0 +1,933 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The standard suite of mpctl report, see suite.h: the scenarios, the
+ * children that run them ("mpctl stress", "mpctl listen"), their
+ * supervision, and the report document built from what they write.
+ *
+ * Each scenario runs --repeat times; the report keeps every run and, per
+ * metric, the median and the spread of the samples (common/mp_report.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/sysinfo.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mp_cgroup.h"
+#include "mp_json.h"
+#include "mp_memstat.h"
+#include "mp_parse.h"
+#include "mp_pressure.h"
+#include "mp_report.h"
+#include "mp_stats.h"
+#include "mp_target.h"
+#include "suite.h"
+
+/* a run of the suite: its settings and where its cgroups go */
+struct suite {
+	const struct report_suite_cfg *cfg;
+	struct mp_parent *par;		/* NULL: no memory cgroup */
+	bool failed;
+};
+
+struct scenario {
+	const char *name;
+	const char *description;
+	int (*run)(const struct suite *su, const struct scenario *s,
+		   json_t **out, struct mp_err *err);
+	const char *stress_args[6];	/* extra "mpctl stress" arguments */
+	int hog_pct;		/* a stress-ng vm hog, % of the limit */
+	bool needs_kernel_shrinker;	/* else skipped */
+};
+
+static int run_stress(const struct suite *su, const struct scenario *s,
+		      json_t **out, struct mp_err *err);
+static int run_listen(const struct suite *su, const struct scenario *s,
+		      json_t **out, struct mp_err *err);
+
+static const struct scenario scenarios[] = {
+	{ "listen-latency",
+	  "mpctl listen --json on the cgroup of a stress run beside a "
+	  "stress-ng vm hog larger than the limit: wake-up to line read "
+	  "latency", run_listen, { NULL }, 110 },
+	{ "shrinker", "mpctl stress with the user-space shrinker",
+	  run_stress },
+	{ "hog", "mpctl stress beside an uncooperative stress-ng vm hog "
+	  "(limit/4) in the same cgroup", run_stress, { NULL }, 25 },
+	{ "overcommit", "mpctl stress at 4x the limit with 8 threads",
+	  run_stress, { "--overcommit", "4", "--threads", "8" } },
+	{ "emulated", "mpctl stress with the emulated shrinker on a kernel "
+	  "that has one", run_stress, { "--emulate" }, 0, true },
+	{ "kernel-shrinker", "mpctl stress --no-assist --swap: every request "
+	  "comes from the kernel's reclaim", run_stress,
+	  { "--no-assist", "--swap" }, 0, true },
+};
+
+#define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
+
+/* ---- children ---------------------------------------------------------- */
+
+/* the signal that interrupts the run, 0 if none (see catch_signals()) */
+static volatile sig_atomic_t report_signal;
+
+/* a message for the caller's stderr */
+static void warn(const struct suite *su, const struct mp_err *msg)
+{
+	if (su->cfg->warn)
+		su->cfg->warn(msg, su->cfg->arg);
+}
+
+static uint64_t now_mono(void)
+{
+	return mp_now_ns(CLOCK_MONOTONIC);
+}
+
+/* Start /proc/self/exe with argv, stdout to a pipe; stderr inherited. */
+/* errfd NULL: the child writes to our stderr, else to a pipe of its own */
+static pid_t spawn_self(char *const argv[], int *outfd, int *errfd)
+{
+	int p[2], e[2] = { -1, -1 };
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	if (errfd && pipe2(e, O_CLOEXEC)) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		if (errfd) {
+			close(e[0]);
+			close(e[1]);
+		}
+		return -1;
+	}
+	if (!pid) {
+		/*
+		 * Its own process group, stopped by us (stop_child()); and
+		 * never outliving a report killed with SIGKILL: SIGTERM lets
+		 * "mpctl stress" remove its cgroups and its stress-ng hog.
+		 */
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() == 1)
+			_exit(127);
+		dup2(p[1], STDOUT_FILENO);
+		if (errfd)
+			dup2(e[1], STDERR_FILENO);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	setpgid(pid, pid);	/* no race with a signal before exec */
+	close(p[1]);
+	*outfd = p[0];
+	if (errfd) {
+		close(e[1]);
+		*errfd = e[0];
+	}
+	return pid;
+}
+
+/*
+ * Pass an interruption on to a child's process group once; a child that
+ * then does not end in 10 s is killed. Returns the deadline to use.
+ */
+static uint64_t pass_signal(pid_t pid, bool *passed, uint64_t deadline)
+{
+	uint64_t soon = mp_now_ns(CLOCK_MONOTONIC) + 10000000000ULL;
+
+	if (!report_signal || *passed)
+		return deadline;
+	*passed = true;
+	kill(-pid, report_signal);
+	return soon < deadline ? soon : deadline;
+}
+
+struct buf {
+	char *data;
+	size_t len, cap;
+};
+
+static int buf_read(struct buf *b, int fd)
+{
+	ssize_t n;
+
+	if (b->cap - b->len < 4096) {
+		size_t cap = b->cap ? b->cap * 2 : 65536;
+		char *d = realloc(b->data, cap);
+
+		if (!d)
+			return -1;
+		b->data = d;
+		b->cap = cap;
+	}
+	n = read(fd, b->data + b->len, b->cap - b->len - 1);
+	if (n > 0) {
+		b->len += n;
+		b->data[b->len] = '\0';
+	}
+	return n;
+}
+
+static int wait_child(pid_t pid, uint64_t deadline)
+{
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return status;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (deadline && now_mono() > deadline) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			deadline = 0;
+		}
+		usleep(10000);
+	}
+}
+
+/* "mpctl stress" status in words, for a scenario's error */
+static int child_failed(int status, const char *what, struct mp_err *err)
+{
+	if (WIFEXITED(status))
+		return mp_errf(err, WEXITSTATUS(status), 0,
+			       "%s exited with status %d", what,
+			       WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "%s killed by signal %d", what,
+			       WTERMSIG(status));
+	return mp_errf(err, MP_EXIT_FAILURE, 0, "%s failed", what);
+}
+
+static json_t *parse_doc(const char *text)
+{
+	const char *last;
+	json_t *doc;
+
+	doc = json_loads(text, 0, NULL);
+	if (doc)
+		return doc;
+	/* JSON Lines: the last complete line is the summary */
+	last = text + strlen(text);
+	while (last > text && last[-1] == '\n')
+		last--;
+	while (last > text && last[-1] != '\n')
+		last--;
+	return json_loads(last, 0, NULL);
+}
+
+struct stress_args {
+	char *argv[32];
+	char dur[32];
+	char limit[32];
+	char hog[96];
+};
+
+static void stress_argv(const struct suite *su, const struct scenario *s,
+			const char *cgroup, struct stress_args *a)
+{
+	const struct report_suite_cfg *o = su->cfg;
+	int n = 0, i;
+
+	snprintf(a->dur, sizeof(a->dur), "%" PRIu64 "ms",
+		 o->duration_ns / 1000000);
+	snprintf(a->limit, sizeof(a->limit), "%" PRIu64, o->limit);
+	a->argv[n++] = "mpctl";
+	a->argv[n++] = "stress";
+	a->argv[n++] = "--json";
+	a->argv[n++] = "--duration";
+	a->argv[n++] = a->dur;
+	a->argv[n++] = "--limit";
+	a->argv[n++] = a->limit;
+	if (cgroup) {
+		a->argv[n++] = "--cgroup";
+		a->argv[n++] = (char *)cgroup;
+	} else if (su->par) {
+		a->argv[n++] = "--parent";
+		a->argv[n++] = su->par->t.role[MP_ROLE_MEMORY].cg.dir;
+	}
+	if (s->hog_pct) {
+		/* a fixed seed: the same hog in every run and boot */
+		snprintf(a->hog, sizeof(a->hog), "--vm 1 --vm-bytes %" PRIu64
+			 "k --vm-keep --seed 1", o->limit / 100 * s->hog_pct /
+			 1024);
+		a->argv[n++] = "--hog";
+		a->argv[n++] = a->hog;
+	}
+	for (i = 0; i < 6 && s->stress_args[i]; i++)
+		a->argv[n++] = (char *)s->stress_args[i];
+	for (i = 0; i < o->nr_stress_args; i++)
+		a->argv[n++] = (char *)o->stress_args[i];
+	a->argv[n] = NULL;
+}
+
+/*
+ * A stress run's outcome. Status 1 with a document is a result, not a
+ * failure of the scenario: the engine was OOM-killed, and oom_kills says
+ * so. The run keeps its exit status.
+ */
+static int stress_result(int status, json_t **doc, struct mp_err *err)
+{
+	bool ok = !status || (WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
+			      *doc);
+
+	if (!ok) {
+		json_decref(*doc);
+		*doc = NULL;
+		return child_failed(status, "mpctl stress", err);
+	}
+	if (!*doc)
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "mpctl stress wrote no JSON document");
+	json_object_set_new(*doc, "exit_status",
+			    json_integer(WEXITSTATUS(status)));
+	return 0;
+}
+
+/* Run "mpctl stress --json" once and return its document. */
+static int run_stress(const struct suite *su, const struct scenario *s,
+		      json_t **out, struct mp_err *err)
+{
+	struct stress_args a;
+	struct buf b = { 0 };
+	uint64_t deadline;
+	bool passed = false;
+	int fd, status;
+	pid_t pid;
+
+	stress_argv(su, s, NULL, &a);
+	pid = spawn_self(a.argv, &fd, NULL);
+	if (pid < 0)
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
+			       "cannot run 'mpctl stress'");
+	/* a run that hangs is killed: three times its duration and 30 s */
+	deadline = now_mono() + su->cfg->duration_ns * 3 + 30000000000ULL;
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		uint64_t now;
+		int n;
+
+		deadline = pass_signal(pid, &passed, deadline);
+		now = now_mono();
+		if (now >= deadline) {
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			break;
+		}
+		n = poll(&pfd, 1, (deadline - now) / 1000000 > 1000 ? 1000 :
+			 (int)((deadline - now) / 1000000) + 1);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && buf_read(&b, fd) <= 0)
+			break;
+	}
+	close(fd);
+	status = wait_child(pid, deadline);
+	*out = b.data ? parse_doc(b.data) : NULL;
+	free(b.data);
+	return stress_result(status, out, err);
+}
+
+/*
+ * A cgroup for the listen scenario, with the run's limit: v1 memcg when
+ * mounted (listen's memcg backend), else cgroup2 with the memory
+ * controller (psi backend); on a kernel with the mempressure controller
+ * on its own v1 hierarchy, the cgroup of the same name there too, where
+ * "mpctl stress --cgroup" registers its shrinker.
+ */
+static int listen_cgroup(const struct suite *su, struct mp_target *t,
+			 enum mp_backend *backend, struct mp_err *err)
+{
+	struct mp_target_spec spec = {
+		.limit = su->cfg->limit, .mempressure = true,
+	};
+	const struct mp_cgroup *mem;
+	char name[128];
+
+	if (!su->par)
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "no memory cgroup to run the listener on");
+	mp_target_remove_stale(&su->par->t, "report");
+	if (mp_target_name(name, sizeof(name), "report", "listen"))
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "cgroup name");
+	if (mp_target_create(&su->par->t, name, &spec, t, err))
+		return -1;
+	mem = mp_target_cg(t, MP_ROLE_MEMORY);
+	*backend = mem->hier.version == MP_CG_V1 ? MP_BACKEND_MEMCG :
+		   MP_BACKEND_PSI;
+	return 0;
+}
+
+struct listen_acc {
+	struct mp_hist lat;	/* wake-up to line read, as stress's */
+	size_t n;
+	uint64_t levels[MP_LEVEL_NR];
+	uint64_t first_mono;
+	struct buf b;
+	size_t done;
+};
+
+/* Account the complete lines read so far, read at time t (monotonic). */
+static void listen_lines(struct listen_acc *a, uint64_t t)
+{
+	char *nl;
+
+	while (a->b.data && (nl = memchr(a->b.data + a->done, '\n',
+					  a->b.len - a->done))) {
+		char *line = a->b.data + a->done;
+		double mono, cnt = 1;
+		const char *lv;
+		enum mp_level l;
+		json_t *ev;
+
+		*nl = '\0';
+		a->done = nl + 1 - a->b.data;
+		ev = json_loads(line, 0, NULL);
+		if (!ev)
+			continue;
+		if (!mp_json_path_num(ev, "event.monotonic_ns", &mono)) {
+			mp_hist_add(&a->lat, t > mono ? t - (uint64_t)mono : 0);
+			a->n++;
+			if (!a->first_mono)
+				a->first_mono = (uint64_t)mono;
+		}
+		mp_json_path_num(ev, "event.events", &cnt);
+		lv = json_string_value(mp_json_path(ev, "event.level"));
+		if (lv && !mp_level_parse(lv, &l))
+			a->levels[l] += (uint64_t)cnt;
+		json_decref(ev);
+	}
+}
+
+/*
+ * listen's stderr: its complete lines go on to the caller's child_line(),
+ * except the one that says it is listening ("mpctl listen: listening: ..."
+ * from --verbose), which sets *ready (if not NULL).
+ */
+static void listen_stderr(const struct suite *su, struct buf *b, bool *ready)
+{
+	const struct report_suite_cfg *cfg = su->cfg;
+
+	char *line = b->data, *nl;
+
+	if (!b->len)
+		return;
+	while ((nl = memchr(line, '\n', b->data + b->len - line))) {
+		*nl = '\0';
+		if (strstr(line, ": listening: ")) {
+			if (ready)
+				*ready = true;
+		} else if (cfg->child_line) {
+			cfg->child_line(line, cfg->arg);
+		}
+		line = nl + 1;
+	}
+	b->len -= line - b->data;
+	memmove(b->data, line, b->len);
+	b->data[b->len] = '\0';
+}
+
+/*
+ * Wait until listen has registered, so that stress starts to allocate
+ * only then: until its "listening" line, its exit (stress then runs and
+ * listen's status tells), a signal to us or the deadline.
+ */
+static void wait_listening(const struct suite *su, int fd, struct buf *b,
+			   uint64_t deadline)
+{
+	bool ready = false;
+	uint64_t now;
+
+	while (!ready && !report_signal && (now = now_mono()) < deadline) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int n;
+
+		n = poll(&pfd, 1, (int)((deadline - now) / 1000000 + 1));
+		if (n < 0 && errno != EINTR)
+			return;
+		if (n <= 0)
+			continue;
+		n = buf_read(b, fd);
+		if (n == 0 || (n < 0 && errno != EINTR))
+			return;
+		listen_stderr(su, b, &ready);
+	}
+}
+
+/*
+ * The listen scenario: "mpctl listen --json" watches the cgroup that
+ * "mpctl stress" runs in. For every event line, the latency is the time
+ * from listen's wake-up (its "monotonic_ns") to our reading the line: the
+ * cost of mpctl's own formatting and writing and of a reader's wake-up.
+ * It does not include the kernel's delay before it signals.
+ */
+static int run_listen(const struct suite *su, const struct scenario *s,
+		      json_t **out, struct mp_err *err)
+{
+	struct listen_acc acc = { 0 };
+	struct buf sb = { 0 }, eb = { 0 };
+	struct stress_args sa;
+	enum mp_backend be = MP_BACKEND_MEMCG;
+	const struct mp_cgroup *cg;
+	struct mp_target lt;
+	uint64_t start, deadline, t;
+	int lfd, lerr, sfd, lstatus, sstatus, ret = 0;
+	char *largv[] = { "mpctl", "listen", "--json", "--verbose",
+			  "--backend", NULL, "--cgroup", NULL, NULL };
+	bool lopen = true, eopen = true, sopen = true, passed = false;
+	json_t *stress = NULL, *doc;
+	pid_t lpid, spid;
+
+	if (listen_cgroup(su, &lt, &be, err))
+		return -1;
+	cg = mp_target_cg(&lt, MP_ROLE_MEMORY);
+	largv[5] = (char *)mp_backend_name(be);
+	largv[7] = (char *)cg->dir;
+	lpid = spawn_self(largv, &lfd, &lerr);
+	if (lpid < 0) {
+		ret = mp_errf(err, MP_EXIT_FAILURE, errno,
+			      "cannot run 'mpctl listen'");
+		goto out_cg;
+	}
+	/* listen registers before stress starts to allocate */
+	wait_listening(su, lerr, &eb, now_mono() + 10000000000ULL);
+	stress_argv(su, s, cg->dir, &sa);
+	start = mp_now_ns(CLOCK_MONOTONIC);
+	spid = spawn_self(sa.argv, &sfd, NULL);
+	if (spid < 0) {
+		ret = mp_errf(err, MP_EXIT_FAILURE, errno,
+			      "cannot run 'mpctl stress'");
+		kill(lpid, SIGTERM);
+		wait_child(lpid, 0);
+		close(lfd);
+		goto out_err;
+	}
+	deadline = start + su->cfg->duration_ns * 3 + 30000000000ULL;
+	while (sopen && now_mono() < deadline) {
+		struct pollfd pfd[3] = {
+			{ .fd = lopen ? lfd : -1, .events = POLLIN },
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = eopen ? lerr : -1, .events = POLLIN },
+		};
+
+		deadline = pass_signal(spid, &passed, deadline);
+
+		if (poll(pfd, 3, 100) < 0 && errno != EINTR)
+			break;
+		if (pfd[2].revents) {
+			if (buf_read(&eb, lerr) <= 0)
+				eopen = false;
+			listen_stderr(su, &eb, NULL);
+		}
+		if (pfd[0].revents) {
+			t = now_mono();
+			if (buf_read(&acc.b, lfd) <= 0)
+				lopen = false;
+			listen_lines(&acc, t);
+		}
+		if (pfd[1].revents && buf_read(&sb, sfd) <= 0)
+			sopen = false;
+	}
+	close(sfd);
+	sstatus = wait_child(spid, deadline);
+	/* late lines: whatever listen wrote before it heard SIGTERM */
+	kill(-lpid, SIGTERM);
+	while (lopen && buf_read(&acc.b, lfd) > 0)
+		listen_lines(&acc, now_mono());
+	lstatus = wait_child(lpid, now_mono() + 2000000000ULL);
+	close(lfd);
+	/* listen has exited: the rest of its stderr, to the end */
+	while (eopen && buf_read(&eb, lerr) > 0)
+		;
+	if (eb.len)
+		eb.data[eb.len++] = '\n';
+	listen_stderr(su, &eb, NULL);
+	stress = sb.data ? parse_doc(sb.data) : NULL;
+	if (stress_result(sstatus, &stress, err)) {
+		ret = -1;
+		goto out;
+	}
+	if (lstatus) {
+		json_decref(stress);
+		ret = child_failed(lstatus, "mpctl listen", err);
+		goto out;
+	}
+
+	doc = mp_json_doc("mpctl-report-listen", 1);
+	json_object_set_new(doc, "latency_kind", json_string(
+		"listen wake-up to event line read by the reader"));
+	json_object_set_new(doc, "backend", json_string(mp_backend_name(be)));
+	json_object_set_new(doc, "events", json_pack("{s:I, s:I, s:I}",
+		"low", (json_int_t)acc.levels[MP_LEVEL_LOW],
+		"medium", (json_int_t)acc.levels[MP_LEVEL_MEDIUM],
+		"critical", (json_int_t)acc.levels[MP_LEVEL_CRITICAL]));
+	json_object_set_new(doc, "event_lines",
+			    json_integer((json_int_t)acc.n));
+	if (acc.n) {
+		json_object_set_new(doc, "latency", json_pack(
+			"{s:I, s:I, s:I, s:I}",
+			"count", (json_int_t)acc.n,
+			"p50_ns", (json_int_t)mp_hist_quantile(&acc.lat, 0.50),
+			"p99_ns", (json_int_t)mp_hist_quantile(&acc.lat, 0.99),
+			"max_ns", (json_int_t)acc.lat.max));
+		json_object_set_new(doc, "first_event_ns", json_integer(
+			(json_int_t)(acc.first_mono > start ?
+				     acc.first_mono - start : 0)));
+	}
+	/* the stress run that made the pressure, for its timeline */
+	if (stress) {
+		json_t *tl = json_object_get(stress, "timeline");
+
+		if (tl)
+			json_object_set(doc, "timeline", tl);
+		json_object_set(doc, "limit_bytes",
+				json_object_get(stress, "limit_bytes"));
+		json_object_set(doc, "peak_usage_bytes",
+				json_object_get(stress, "peak_usage_bytes"));
+		json_object_set(doc, "exit_status",
+				json_object_get(stress, "exit_status"));
+		/* the stress document without its timeline (kept above) */
+		json_object_del(stress, "timeline");
+		json_object_set_new(doc, "stress", stress);
+	}
+	*out = doc;
+out:
+	free(sb.data);
+	free(acc.b.data);
+out_err:
+	close(lerr);
+	free(eb.data);
+out_cg:
+	if (mp_target_remove(&lt, 5000) && !ret) {
+		struct mp_err left;
+
+		mp_errf(&left, MP_EXIT_FAILURE, errno,
+			"cannot remove cgroup '%s'", cg->dir);
+		warn(su, &left);
+	}
+	return ret;
+}
+
+/* ---- the system -------------------------------------------------------- */
+
+/* the options that shape memory pressure; "n" when not set */
+static const char *const config_names[] = {
+	"CONFIG_CGROUP_MEMPRESSURE", "CONFIG_MEMCG", "CONFIG_MEMCG_V1",
+	"CONFIG_PSI", "CONFIG_PSI_DEFAULT_DISABLED", "CONFIG_SWAP",
+	"CONFIG_ZSWAP", "CONFIG_ZRAM", "CONFIG_TRANSPARENT_HUGEPAGE",
+	"CONFIG_LRU_GEN", "CONFIG_LRU_GEN_ENABLED", "CONFIG_HZ",
+	"CONFIG_PREEMPT_NONE", "CONFIG_PREEMPT_VOLUNTARY", "CONFIG_PREEMPT",
+	"CONFIG_PREEMPT_DYNAMIC", "CONFIG_KASAN", "CONFIG_PROVE_LOCKING",
+	"CONFIG_DEBUG_KMEMLEAK", NULL,
+};
+
+static json_t *kernel_config(const char *release)
+{
+	json_t *c = json_object(), *opts = json_object();
+	json_t *found = json_object();
+	char path[PATH_MAX], cmd[PATH_MAX + 32], line[512];
+	const char *src = NULL;
+	FILE *f = NULL;
+	bool gz = false;
+	int i;
+
+	if (!access(mp_syspath(path, sizeof(path), "/proc/config.gz"),
+		    R_OK)) {
+		snprintf(cmd, sizeof(cmd), "gzip -dc '%s' 2>/dev/null", path);
+		f = popen(cmd, "r");
+		gz = true;
+		src = "/proc/config.gz";
+	} else {
+		snprintf(cmd, sizeof(cmd), "/boot/config-%s", release);
+		f = fopen(mp_syspath(path, sizeof(path), cmd), "r");
+		src = f ? cmd : NULL;
+	}
+	mp_json_set(c, "source", src ? json_string(src) : NULL);
+	while (f && fgets(line, sizeof(line), f)) {
+		char *name = line, *val, *nl = strchr(line, '\n');
+
+		if (nl)
+			*nl = '\0';
+		val = strchr(line, '=');
+		if (!strncmp(line, "# CONFIG_", 9) &&
+		    strstr(line, " is not set")) {
+			name = line + 2;
+			*strchr(name, ' ') = '\0';
+			val = "n";
+		} else if (!strncmp(line, "CONFIG_", 7) && val) {
+			*val++ = '\0';
+		} else {
+			continue;
+		}
+		for (i = 0; config_names[i]; i++)
+			if (!strcmp(name, config_names[i]))
+				break;
+		if (config_names[i])
+			json_object_set_new(found, name, json_string(val));
+	}
+	/* in the list's order, and "n" for what the config does not know */
+	for (i = 0; config_names[i] && f; i++) {
+		json_t *v = json_object_get(found, config_names[i]);
+
+		json_object_set_new(opts, config_names[i],
+				    v ? json_incref(v) : json_string("n"));
+	}
+	json_decref(found);
+	if (f)
+		gz ? pclose(f) : fclose(f);
+	json_object_set_new(c, "options", opts);
+	return c;
+}
+
+/* a /proc/meminfo line in bytes, null if it is missing */
+static json_t *mem_json(const struct mp_meminfo *mi, unsigned int bit,
+			uint64_t v)
+{
+	return mi->have & bit ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *system_json(void)
+{
+	json_t *sys = json_object(), *be = json_array();
+	const struct mp_system *ms = mp_system();
+	struct mp_meminfo mi;
+	struct utsname u;
+	struct mp_err err;
+	int b;
+
+	uname(&u);
+	json_object_set_new(sys, "kernel_release", json_string(u.release));
+	json_object_set_new(sys, "kernel_version", json_string(u.version));
+	json_object_set_new(sys, "machine", json_string(u.machine));
+	json_object_set_new(sys, "kernel_config", kernel_config(u.release));
+	json_object_set_new(sys, "nr_cpus", json_integer(get_nprocs()));
+	mp_meminfo_read(&mi);	/* on failure, have is 0: nulls */
+	json_object_set_new(sys, "mem_total_bytes",
+			    mem_json(&mi, MP_MI_TOTAL, mi.total));
+	json_object_set_new(sys, "mem_available_bytes",
+			    mem_json(&mi, MP_MI_AVAIL, mi.avail));
+	json_object_set_new(sys, "swap_total_bytes",
+			    mem_json(&mi, MP_MI_SWAP_TOTAL, mi.swap_total));
+	json_object_set_new(sys, "swap_free_bytes",
+			    mem_json(&mi, MP_MI_SWAP_FREE, mi.swap_free));
+	json_object_set_new(sys, "cgroup_mode",
+			    json_string(mp_system_mode(ms)));
+	json_object_set_new(sys, "cgroup_v1_memory",
+			    json_boolean(ms->v1_memory));
+	json_object_set_new(sys, "cgroup_v2_memory",
+			    json_boolean(ms->v2_memory));
+	for (b = 0; b < MP_BACKEND_NR; b++) {
+		bool ok = !mp_backend_probe(b, &err);
+		json_t *e = json_pack("{s:s, s:b}", "name",
+				      mp_backend_name(b), "present", ok);
+
+		if (!ok)
+			json_object_set_new(e, "reason", json_string(err.msg));
+		json_array_append_new(be, e);
+	}
+	json_object_set_new(sys, "backends", be);
+	b = mp_backend_pick(MP_USE_EVENTS);
+	mp_json_set(sys, "default_backend", b == MP_BACKEND_AUTO ? NULL :
+		    json_string(mp_backend_name(b)));
+	return sys;
+}
+
+/* ---- running the suite ------------------------------------------------- */
+
+static bool have_stress_ng(void)
+{
+	return !system("command -v stress-ng >/dev/null 2>&1");
+}
+
+static bool selected(const struct report_suite_cfg *o, const char *name)
+{
+	int i;
+
+	if (!o->nr_scenarios)
+		return true;
+	for (i = 0; i < o->nr_scenarios; i++)
+		if (!strcmp(o->scenarios[i], name))
+			return true;
+	return false;
+}
+
+static json_t *run_scenario(struct suite *su, const struct scenario *s)
+{
+	json_t *sc = json_object(), *runs = json_array(), *run;
+	struct mp_err err, msg;
+	long long i;
+
+	json_object_set_new(sc, "name", json_string(s->name));
+	json_object_set_new(sc, "description", json_string(s->description));
+	json_object_set_new(sc, "runs", runs);
+	if (s->hog_pct && !have_stress_ng()) {
+		json_object_set_new(sc, "status", json_string("skipped"));
+		json_object_set_new(sc, "reason",
+				    json_string("stress-ng is not installed"));
+		return sc;
+	}
+	if (s->needs_kernel_shrinker &&
+	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &err)) {
+		json_object_set_new(sc, "status", json_string("skipped"));
+		json_object_set_new(sc, "reason", json_string(
+			"no kernel shrinker: the same as 'shrinker' here"));
+		return sc;
+	}
+	for (i = 0; i < su->cfg->repeat && !report_signal; i++) {
+		if (s->run(su, s, &run, &err)) {
+			bool skip = err.status == MP_EXIT_UNAVAILABLE ||
+				    err.status == MP_EXIT_NOPERM;
+
+			json_object_set_new(sc, "status", json_string(
+				skip ? "skipped" : "failed"));
+			json_object_set_new(sc, "reason",
+					    json_string(err.msg));
+			if (!skip)
+				su->failed = true;
+			mp_errf(&msg, err.status, 0, "scenario '%s': %s",
+				s->name, err.msg);
+			warn(su, &msg);
+			break;
+		}
+		json_array_append_new(runs, run);
+	}
+	if (report_signal && !json_object_get(sc, "status")) {
+		/* the runs so far, the last one cut short */
+		json_object_set_new(sc, "status", json_string("interrupted"));
+		json_object_set_new(sc, "reason", json_string(
+			"the report was interrupted"));
+	}
+	if (!json_object_get(sc, "status"))
+		json_object_set_new(sc, "status", json_string("ok"));
+	mp_report_summarize(sc);
+	return sc;
+}
+
+static json_t *settings_json(const struct report_suite_cfg *o)
+{
+	json_t *names = json_array(), *extra = json_array();
+	size_t i;
+	int k;
+
+	for (i = 0; i < NR_SCENARIOS; i++)
+		if (selected(o, scenarios[i].name))
+			json_array_append_new(names,
+					      json_string(scenarios[i].name));
+	for (k = 0; k < o->nr_stress_args; k++)
+		json_array_append_new(extra, mp_json_str(o->stress_args[k]));
+	return json_pack("{s:I, s:I, s:I, s:o, s:o}",
+			 "duration_ns", (json_int_t)o->duration_ns,
+			 "repeat", (json_int_t)o->repeat,
+			 "limit_bytes", (json_int_t)o->limit,
+			 "scenarios", names,
+			 "stress_args", extra);
+}
+
+static json_t *run_suite(struct suite *su)
+{
+	const struct report_suite_cfg *o = su->cfg;
+	json_t *doc = mp_json_doc(MP_REPORT_SCHEMA, MP_REPORT_SCHEMA_VERSION);
+	json_t *scs = json_array();
+	char when[64];
+	time_t t = time(NULL);
+	struct tm tm;
+	size_t i;
+
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_set_new(doc, "mpctl_version", json_string(MPCTL_VERSION));
+	json_object_set_new(doc, "created", json_string(when));
+	json_object_set_new(doc, "system", system_json());
+	json_object_set_new(doc, "settings", settings_json(o));
+	json_object_set_new(doc, "scenarios", scs);
+	for (i = 0; i < NR_SCENARIOS && !report_signal; i++) {
+		if (!selected(o, scenarios[i].name))
+			continue;
+		if (o->starting)
+			o->starting(scenarios[i].name, o->arg);
+		json_array_append_new(scs, run_scenario(su, &scenarios[i]));
+	}
+	json_object_set_new(doc, "complete", json_boolean(!report_signal));
+	if (report_signal)
+		json_object_set_new(doc, "interrupted_by", json_string(
+			sigabbrev_np(report_signal)));
+	return doc;
+}
+
+/*
+ * SIGINT, SIGTERM, SIGHUP during a run: the handler only records the
+ * signal; the loops that wait for children see it (poll returns EINTR),
+ * pass it on to the children's process groups, collect what the children
+ * write as they stop, and the report is written marked incomplete.
+ */
+static void on_signal(int sig)
+{
+	if (!report_signal)
+		report_signal = sig;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	size_t i;
+
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+const char *report_suite_scenario(size_t i, const char **description)
+{
+	if (i >= NR_SCENARIOS)
+		return NULL;
+	if (description)
+		*description = scenarios[i].description;
+	return scenarios[i].name;
+}
+
+json_t *report_suite_run(const struct report_suite_cfg *cfg, bool *failed,
+			 struct mp_err *err)
+{
+	struct suite su = { .cfg = cfg };
+	struct mp_parent par;
+	json_t *doc;
+
+	catch_signals();
+	/* without a memory cgroup the scenarios say so, one by one */
+	if (mp_parent_acquire(cfg->parent, "report", &par, err)) {
+		if (err->status != MP_EXIT_UNAVAILABLE)
+			return NULL;
+	} else {
+		su.par = &par;
+	}
+	doc = run_suite(&su);
+	if (su.par)
+		mp_parent_release(su.par);
+	*failed = su.failed;
+	return doc;
+}
+
+int report_suite_signal(void)
+{
+	return report_signal;
+}
