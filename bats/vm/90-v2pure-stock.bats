@@ -180,6 +180,23 @@ assert_root_clean() {
 		"$BATS_TEST_TMPDIR/ev.json"
 }
 
+@test "v2pure: register and add on cgroup2: the emulated shrinker asks a shell script" {
+	mkdir -p "$SD/reg"
+	echo 64M >"$SD/reg/memory.max"
+	# 40 chunks accounted, then a hog near the limit: PSI, memory.events
+	# and memory.current against the limit make the emulation ask
+	mp_run timeout 90 mpctl register --chunk 1M --cgroup /mpt-sd/reg \
+		--join -- sh -c '
+		mpctl add 40
+		stress-ng --vm 1 --vm-bytes 60M --vm-keep --timeout 30s --quiet &
+		n=$(mpctl add --wait --timeout 45s)
+		echo "asked $n"
+		kill $! 2>/dev/null
+		wait'
+	assert_success
+	assert_line --regexp '^asked [1-9][0-9]*$'
+}
+
 @test "v2pure: container with its own cgroup namespace: the run goes under the caller's cgroup" {
 	local out=$BATS_TEST_TMPDIR/ct.json
 	mkdir -p "$CT/deleg"
