@@ -220,6 +220,7 @@ struct run {
 	struct stress_shared *shm;
 	int shm_fd;
 	int usage_fd;			/* the engine's throttle, or -1 */
+	uint64_t throttle_bytes;	/* its high mark */
 	struct mp_memstat ms;
 	bool have_ms;
 	uint64_t footprint;		/* chunks the allocators aim at */
@@ -294,7 +295,7 @@ static int start_engine(struct run *r, struct mp_err *err)
 	snprintf(num[4], sizeof(num[4]), "%d", cfg->reclaim_nice);
 	snprintf(num[5], sizeof(num[5]), "%d", cfg->reclaim_rt);
 	snprintf(num[6], sizeof(num[6]), "%d", r->usage_fd);
-	snprintf(num[7], sizeof(num[7]), "%" PRIu64, r->res->high_bytes);
+	snprintf(num[7], sizeof(num[7]), "%" PRIu64, r->throttle_bytes);
 	argv[n++] = "mpctl";
 	argv[n++] = STRESS_ENGINE_APPLET;
 	argv[n++] = "--shm";
@@ -756,10 +757,17 @@ static int prepare(struct run *r, struct mp_err *err)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot read the memory usage of '%s'",
 			       r->c.cg.path);
-	/* emulated: the allocators pause above the high mark (engine.c) */
-	if (res->emulated && r->c.created && !cfg->no_throttle && !r->ms.host)
-		r->usage_fd = r->ms.usage_fd;
 	res->limit = r->c.created ? cfg->limit : r->ms.limit;
+	/*
+	 * Emulated: the allocators pause above the high mark (engine.c), the
+	 * transient cgroup's memory.high or, in --cgroup, the same fraction
+	 * of the limit it works against
+	 */
+	if (res->emulated && !cfg->no_throttle && r->ms.limited) {
+		r->usage_fd = r->ms.usage_fd;
+		r->throttle_bytes = (uint64_t)((1.0 + hi) / 2 *
+					       (double)res->limit);
+	}
 	if (!cfg->limit_set && cfg->cgroup)
 		cfg->limit = res->limit;
 	/* --cgroup: only now is its limit known */
