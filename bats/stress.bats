@@ -328,6 +328,24 @@ run_cg() {
 	[ ! -d "$cg" ]
 }
 
+@test "stress, report: a bad --parent is refused, nothing left behind" {
+	requires root memcg
+	local before
+	before=$(stress_cgroups)
+	mpctl stress --parent "/nonexistent-$MP_RUN_ID" --duration 1s
+	assert_failure 1
+	assert_line --index 0 --partial "cannot open cgroup '/nonexistent-$MP_RUN_ID'"
+	mpctl stress --parent "" --duration 1s
+	assert_failure 64
+	mpctl stress --parent / --cgroup / --duration 1s
+	assert_failure 64
+	assert_line --index 0 --partial "exclude each other"
+	mpctl report --parent "/nonexistent-$MP_RUN_ID" -s shrinker -d 1s -r 1
+	assert_failure 1
+	assert_line --index 0 --partial "cannot open cgroup"
+	[ "$before" = "$(stress_cgroups)" ]
+}
+
 @test "stress: a stale cgroup of another pid namespace is never removed" {
 	requires root memcg
 	local other
