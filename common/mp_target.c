@@ -756,8 +756,9 @@ static int v2_delegated(struct mp_parent *p, const char *kind, bool own,
 			       "cannot enable the memory controller for the children of '%s'",
 			       cg->path);
 	p->enabled = true;
-	if (has_word(cg, "cgroup.controllers", "mempressure"))
-		mp_cg_write(cg, "cgroup.subtree_control", "+mempressure");
+	if (has_word(cg, "cgroup.controllers", "mempressure") &&
+	    !mp_cg_write(cg, "cgroup.subtree_control", "+mempressure"))
+		p->enabled_mp = true;
 	return 0;
 }
 
@@ -793,19 +794,18 @@ void mp_parent_release(struct mp_parent *p)
 {
 	const struct mp_cgroup *cg = &p->t.role[MP_ROLE_MEMORY].cg;
 
-	if (!p->moved) {
-		p->enabled = false;
-		return;
-	}
 	/*
-	 * Back home: only a cgroup without controllers for its children may
-	 * take a process again, so disable what we enabled, unless another
-	 * child (another run) still uses it; then the leaf stays for the
-	 * next run's cleanup.
+	 * Undo what we enabled, unless another child (another run) still
+	 * uses it; only a cgroup without controllers for its children may
+	 * take a process again, so then the caller cannot move back, and
+	 * the leaf stays for the next run's cleanup.
 	 */
-	if (p->enabled && !has_other_children(cg, p->leaf.dir))
+	if (p->enabled && !has_other_children(cg, p->moved ? p->leaf.dir : "")) {
+		if (p->enabled_mp)
+			mp_cg_write(cg, "cgroup.subtree_control", "-mempressure");
 		mp_cg_write(cg, "cgroup.subtree_control", "-memory");
-	if (!move_self(&p->home))
+	}
+	if (p->moved && !move_self(&p->home))
 		rmdir(p->leaf.dir);
-	p->moved = p->enabled = false;
+	p->moved = p->enabled = p->enabled_mp = false;
 }

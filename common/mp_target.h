@@ -152,8 +152,9 @@ void mp_target_remove_stale(const struct mp_target *parent, const char *kind);
  *               (the no-internal-process rule). It must hold no other
  *               process and be writable.
  *
- * mp_parent_release() removes the leaf, undoes what was enabled and
- * moves the caller back when it can.
+ * mp_parent_release() undoes what was enabled (unless another run's
+ * cgroup is still there), moves the caller back and removes the leaf,
+ * when it can.
  */
 struct mp_parent {
 	struct mp_target t;
@@ -161,6 +162,7 @@ struct mp_parent {
 	struct mp_cgroup leaf;
 	bool moved;
 	bool enabled;		/* memory enabled in t's subtree_control */
+	bool enabled_mp;	/* and mempressure */
 };
 
 int mp_parent_acquire(const char *user, const char *kind,
