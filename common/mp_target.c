@@ -189,6 +189,25 @@ static bool v2_has_controller(const struct mp_hier *h, const char *name)
 	return word_in(buf, name);
 }
 
+static bool has_word(const struct mp_cgroup *cg, const char *file,
+		     const char *word)
+{
+	char buf[1024];
+
+	return !mp_cg_read(cg, file, buf, sizeof(buf)) && word_in(buf, word);
+}
+
+/* cgroup2: make a controller available to the children of cg */
+static int v2_enable(const struct mp_cgroup *cg, const char *ctrl)
+{
+	char word[64];
+
+	if (has_word(cg, "cgroup.subtree_control", ctrl))
+		return 0;
+	snprintf(word, sizeof(word), "+%s", ctrl);
+	return mp_cg_write(cg, "cgroup.subtree_control", word);
+}
+
 static bool kernel_has_controller(const char *name)
 {
 	char path[PATH_MAX], line[256];
@@ -333,11 +352,10 @@ static const char *const role_names[MP_ROLE_NR] = {
 int mp_target_resolve(const char *user, struct mp_target *t)
 {
 	const struct mp_system *sys = mp_system();
-	int r;
-
-	char hpath[PATH_MAX];
 	const char *path = user;
+	char hpath[PATH_MAX];
 	size_t ml;
+	int r;
 
 	memset(t, 0, sizeof(*t));
 	t->own = !user;
@@ -366,9 +384,8 @@ int mp_target_resolve(const char *user, struct mp_target *t)
 				"no %s hierarchy is mounted", role_names[r]);
 			continue;
 		}
-		tc->ok = !mp_cgroup_resolve(&sys->hier[r],
-					    path,
-					    &tc->cg, &tc->err);
+		tc->ok = !mp_cgroup_resolve(&sys->hier[r], path, &tc->cg,
+					    &tc->err);
 	}
 	return 0;
 }
@@ -396,19 +413,6 @@ static int write_u64(const struct mp_cgroup *cg, const char *file,
 	return mp_cg_write(cg, file, buf);
 }
 
-/* cgroup2: make a controller available to the children of cg */
-static int v2_enable(const struct mp_cgroup *cg, const char *ctrl)
-{
-	char buf[512], word[64], *p, *tok, *save = NULL;
-
-	if (mp_cg_read(cg, "cgroup.subtree_control", buf, sizeof(buf)))
-		return -1;
-	for (p = buf; (tok = strtok_r(p, " \n", &save)); p = NULL)
-		if (!strcmp(tok, ctrl))
-			return 0;
-	snprintf(word, sizeof(word), "+%s", ctrl);
-	return mp_cg_write(cg, "cgroup.subtree_control", word);
-}
 
 static int set_limits(const struct mp_cgroup *cg,
 		      const struct mp_target_spec *spec, struct mp_err *err)
@@ -661,14 +665,6 @@ void mp_target_remove_stale(const struct mp_target *parent, const char *kind)
 	}
 }
 
-static bool has_word(const struct mp_cgroup *cg, const char *file,
-		     const char *word)
-{
-	char buf[1024];
-
-	return !mp_cg_read(cg, file, buf, sizeof(buf)) && word_in(buf, word);
-}
-
 /* Whether cg's cgroup.procs lists a process other than the caller. */
 static bool others_in(const struct mp_cgroup *cg)
 {
@@ -751,13 +747,13 @@ static int v2_delegated(struct mp_parent *p, const char *kind, bool own,
 		}
 		p->moved = true;
 	}
-	if (mp_cg_write(cg, "cgroup.subtree_control", "+memory"))
+	if (v2_enable(cg, "memory"))
 		return mp_errf(err, -1, errno,
 			       "cannot enable the memory controller for the children of '%s'",
 			       cg->path);
 	p->enabled = true;
 	if (has_word(cg, "cgroup.controllers", "mempressure") &&
-	    !mp_cg_write(cg, "cgroup.subtree_control", "+mempressure"))
+	    !v2_enable(cg, "mempressure"))
 		p->enabled_mp = true;
 	return 0;
 }
