@@ -33,7 +33,13 @@ const struct mp_metric mp_metrics[] = {
 	  "count", "chunks the shrinker had freed on request" },
 	{ "reclaim_requests", { "reclaim_requests" }, MP_BETTER_HIGHER, 2, 50, 1,
 	  "count", "reclaim requests the program received" },
-	{ "events_total", { "events_total" }, MP_BETTER_HIGHER, 2, 50, 1,
+	/*
+	 * Level events count threshold crossings, which a boot's page
+	 * layout moves: 21-25% boot to boot on 6.12 in the deterministic
+	 * mode (kernel-patch/README-harness.md), -15% between a control
+	 * boot and three pooled ones in CI. 2% flagged that control.
+	 */
+	{ "events_total", { "events_total" }, MP_BETTER_HIGHER, 30, 60, 1,
 	  "count", "pressure events, low + medium + critical (computed)" },
 	{ "first_event_ns", { "first_event_ns" }, MP_BETTER_LOWER, 5, 100,
 	  10000000, "ns", "time from the start to the first event (listen)" },
