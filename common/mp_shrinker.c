@@ -30,6 +30,11 @@
 #define EMUL_INFLIGHT_NS	10000000ULL
 /* sampling period while usage is above the early-warning threshold */
 #define MP_EMUL_FAST_MS		2
+/*
+ * cgroup v1: what the kernel adds to a shrinker's eventfd when the cgroup
+ * is removed; no count of chunks reaches it (mempressure.rst).
+ */
+#define MP_SHRINKER_V1_GONE	(1ULL << 63)
 
 enum { W_STOP, W_PIPE, W_SOURCE, W_THRESH };
 
@@ -739,6 +744,13 @@ static int kernel_read(struct mp_shrinker *sh, uint64_t *chunks,
 		return *chunks ? 1 : 0;
 	}
 	n = read(sh->efd, chunks, sizeof(*chunks));
+	if (n == sizeof(*chunks) && sh->mode == MP_SHRINKER_KERNEL_V1 &&
+	    *chunks >= MP_SHRINKER_V1_GONE)
+		return sh->have_cg ?
+		       mp_errf(err, MP_EXIT_FAILURE, 0, "cgroup removed '%s'",
+			       sh->cg.path) :
+		       mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "the shrinker's cgroup was removed");
 	if (n == sizeof(*chunks))
 		return *chunks ? 1 : 0;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))

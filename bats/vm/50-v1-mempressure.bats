@@ -82,6 +82,19 @@ hog() {
 		fail "mempressure.level never left low: $(sort "$BATS_TEST_TMPDIR/seen" | uniq -c)"
 }
 
+@test "v1: without listeners the level still follows reclaim" {
+	# no registration: the windows are closed in reclaim, no work item
+	memcg nol 32M
+	mkdir "$MP/nol"
+	(for _ in $(seq 150); do cat "$MP/nol/mempressure.level"; sleep 0.1; done) \
+		>"$BATS_TEST_TMPDIR/seen" &
+	MP_PIDS+=($!)
+	hog nol 128M 15
+	wait "${MP_PIDS[-1]}" || true
+	grep -qE '^(medium|oom)$' "$BATS_TEST_TMPDIR/seen" ||
+		fail "mempressure.level never left low: $(sort "$BATS_TEST_TMPDIR/seen" | uniq -c)"
+}
+
 @test "v1: no level event without pressure" {
 	mkdir "$MP/idle"
 	mp_run mpvm evctl "$MP/idle" mempressure.level low -t 2000 -- sleep 1
@@ -185,9 +198,12 @@ hog() {
 		mpvm evctl "$MP/gone" mempressure.level low -t 60000 -k
 	rmdir "$MP/gone"
 	[ ! -e "$MP/gone" ]
-	# the level listener is told its registration went away
+	# the level listener is told its registration went away, and the
+	# shrinker, blocked in poll/read, reads 2^63: gone, nothing asked
 	mp_wait_line "$BATS_TEST_TMPDIR/l" '^event' 50 ||
-		echo "no removal event: $(cat "$BATS_TEST_TMPDIR/l")" >&2
+		fail "no removal event: $(cat "$BATS_TEST_TMPDIR/l")"
+	mp_wait_line "$BATS_TEST_TMPDIR/s" '^gone 0$' 50 ||
+		fail "shrinker not told: $(cat "$BATS_TEST_TMPDIR/s")"
 	mp_stop_bg 9
 	# and the cgroup can be made again, clean
 	mkdir "$MP/gone"

@@ -58,6 +58,22 @@ pair() {
 	grep -q "cgroup removed '/gone'" "$BATS_TEST_TMPDIR/err"
 }
 
+@test "v1 mpctl: the register monitor exits 1 when its cgroup is removed" {
+	mkdir -p "$MP/rgone"
+	mpctl register -b mempressure --chunk 1M --chunks 4 -c rgone -v \
+		>/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+	local pid=$!
+	MP_PIDS+=("$pid")
+	mp_wait_line "$BATS_TEST_TMPDIR/err" 'registered: mode=kernel-v1' 100 ||
+		fail "not registered: $(cat "$BATS_TEST_TMPDIR/err")"
+	rmdir "$MP/rgone"
+	# the kernel wakes the reader blocked on the eventfd (2^63 added)
+	local st=0
+	wait_exit "$pid" 10 || st=$?
+	[ "$st" -eq 1 ] || fail "status $st: $(cat "$BATS_TEST_TMPDIR/err")"
+	grep -q "cgroup removed '/rgone'" "$BATS_TEST_TMPDIR/err"
+}
+
 @test "v1 mpctl: register/add serve the kernel's shrinker requests" {
 	pair mpr 48M
 	mp_run mpctl register --chunk 1M --cgroup mpr --join -v -- sh -c '

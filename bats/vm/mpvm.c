@@ -259,6 +259,12 @@ static int loop(int fd, int kind)
 		if (kind < 2) {
 			if (read(fd, &v, sizeof(v)) != sizeof(v))
 				fail("read eventfd");
+			/* v1: 2^63 added, the cgroup was removed */
+			if (kind == 1 && v >= 1ULL << 63) {
+				printf("gone %llu\n",
+				       (unsigned long long)(v - (1ULL << 63)));
+				break;
+			}
 		} else {
 			if (p.revents & (POLLERR | POLLNVAL))
 				printf("revents 0x%x\n", p.revents);
