@@ -135,6 +135,9 @@ stress_cgroups() {
 	assert_line --index 0 --partial "larger than the memory available"
 	mpctl stress --overcommit -1
 	[ "$status" -eq 64 ]
+	mpctl stress --until-freed 0
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: invalid chunk count '0': must be at least 1"
 	mpctl stress --hog ""
 	[ "$status" -eq 64 ]
 	mpctl stress extra
@@ -356,6 +359,20 @@ run_cg() {
 	mpctl stress --duration 1s --limit 256M --threads 1
 	assert_success
 	[ -d "$other" ]
+}
+
+@test "stress: --until-freed ends the run once that many chunks came back" {
+	requires root memcg jq
+	# a cap far above the time any machine needs: the run must end on
+	# the chunks, not on the clock
+	run -0 --separate-stderr "$MPCTL_BIN" stress --until-freed 3 \
+		--duration 10m --limit 64M --threads 2 --json
+	jq -e '.exit_reason == "freed" and .parameters.until_freed == 3' <<< "$output"
+	jq -e '.chunks_freed >= 3 and .oom_kills == 0' <<< "$output"
+	jq -e '.duration_ns < 600000000000' <<< "$output"
+	run -0 --separate-stderr "$MPCTL_BIN" stress --duration 500ms \
+		--limit 64M --json
+	jq -e '.parameters.until_freed == null' <<< "$output"
 }
 
 @test "stress: --swap is recorded in the parameters, no swap by default" {

@@ -48,6 +48,7 @@ enum {
 	OPT_SWAP,
 	OPT_OVERCOMMIT,
 	OPT_PARENT,
+	OPT_UNTIL_FREED,
 };
 
 static const struct argp_option options[] = {
@@ -56,6 +57,9 @@ static const struct argp_option options[] = {
 	{ "threads", 'T', "N", 0, "allocator threads, 1 to 1024 (default 4)",
 	  0 },
 	{ "duration", 'd', "TIME", 0, "run time, e.g. 20s (default 30s)", 0 },
+	{ "until-freed", OPT_UNTIL_FREED, "N", 0,
+	  "end the run once N chunks were freed on request (--duration is "
+	  "then the longest it runs)", 0 },
 	{ "limit", 'L', "SIZE", 0,
 	  "memory limit of the run's cgroup (default 256M)", 0 },
 	{ "overcommit", OPT_OVERCOMMIT, "X", 0,
@@ -143,6 +147,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'd':
 		o->duration_ns = cmd_arg_duration(state, arg);
+		break;
+	case OPT_UNTIL_FREED:
+		if (mp_parse_long(arg, 1, LLONG_MAX, &n))
+			cmd_argerr(state, "invalid chunk count '%s': %s", arg,
+				   errno == ERANGE ? "must be at least 1" :
+				   "not a number");
+		o->until_freed = (uint64_t)n;
 		break;
 	case 'L':
 		if (mp_parse_size(arg, &v))
@@ -290,10 +301,13 @@ static json_t *result_json(const struct stress_run_cfg *o,
 
 	uname(&un);
 
-	params = json_pack("{s:I, s:I, s:I, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o}",
+	params = json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o}",
 			   "chunk_size_bytes", (json_int_t)o->chunk,
 			   "threads", (json_int_t)o->threads,
 			   "duration_ns", (json_int_t)o->duration_ns,
+			   "until_freed", o->until_freed ?
+			   json_integer((json_int_t)o->until_freed) :
+			   json_null(),
 			   "limit_bytes", (json_int_t)o->limit,
 			   "overcommit", o->overcommit,
 			   "backend", o->backend == MP_BACKEND_AUTO ? "auto" :

@@ -608,6 +608,13 @@ static void run_loop(struct run *r)
 				*reason = "duration";
 				return;
 			}
+			if (r->cfg->until_freed &&
+			    __atomic_load_n(&r->shm->chunks.freed,
+					    __ATOMIC_RELAXED) >=
+			    r->cfg->until_freed) {
+				*reason = "freed";
+				return;
+			}
 		}
 	}
 }

@@ -47,6 +47,7 @@ struct stress_run_cfg {
 	uint64_t chunk;
 	int threads;
 	uint64_t duration_ns;
+	uint64_t until_freed;	/* end once freed, 0: at the duration */
 	uint64_t limit;		/* --cgroup without --limit: set to its limit */
 	bool limit_set;
 	double overcommit;
