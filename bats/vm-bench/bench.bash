@@ -7,12 +7,17 @@
 
 load ../vm/helpers
 
-bench_arg() {
+# cmdline_arg NAME DEFAULT: the value of NAME= on the kernel command line
+cmdline_arg() {
 	local a
 	for a in $(cat /proc/cmdline); do
-		case $a in "mpctl.$1="*) echo "${a#*=}"; return ;; esac
+		case $a in "$1="*) echo "${a#*=}"; return ;; esac
 	done
 	echo "$2"
+}
+
+bench_arg() {
+	cmdline_arg "mpctl.$1" "$2"
 }
 
 # bench_setup [WHAT...]: requires WHAT (default: the kernel's shrinker)
@@ -34,7 +39,7 @@ bench_stress() {
 	shift 2
 	runs=$(bench_arg runs 10)
 	lg=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo none)
-	preempt=$(bench_arg preempt default)
+	preempt=$(cmdline_arg preempt default)
 	for i in $(seq "$runs"); do
 		doc=$BATS_TEST_TMPDIR/run-$i.json
 		mpctl stress --chunk 1M --threads 4 \
