@@ -406,9 +406,10 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			    json_integer((json_int_t)r->swap_total));
 	bad |= json_object_set_new(doc, "swap_used_bytes",
 			    json_integer((json_int_t)r->swap_end));
+	bad |= json_object_set_new(doc, "swap_peak_bytes",
+			    json_integer((json_int_t)r->swap_peak));
 	bad |= json_object_set_new(doc, "swap_growth_bytes", json_integer(
-		(json_int_t)(r->swap_end > r->swap_start ?
-			     r->swap_end - r->swap_start : 0)));
+		(json_int_t)(r->swap_peak - r->swap_start)));
 	bad |= json_object_set_new(doc, "oom_kills",
 			    json_integer((json_int_t)r->oom_kills));
 	if (o->hog)
@@ -481,8 +482,7 @@ static void print_summary(const struct stress_run_cfg *o,
 	printf("\n");
 	fmt_mib(r->peak, a, sizeof(a));
 	fmt_mib(r->limit, b, sizeof(b));
-	fmt_mib(r->swap_end > r->swap_start ? r->swap_end - r->swap_start : 0,
-		c, sizeof(c));
+	fmt_mib(r->swap_peak - r->swap_start, c, sizeof(c));
 	printf("  peak usage    %s of %s limit, swap growth %s\n", a, b, c);
 	printf("  OOM kills     %" PRIu64 "\n", r->oom_kills);
 	if (o->hog)

@@ -472,11 +472,17 @@ static void take_sample(struct run *r, uint64_t now)
 {
 	struct stress_result *res = r->res;
 	struct stress_sample *s;
-	uint64_t usage = 0;
+	uint64_t usage = 0, swap;
 
 	mp_memstat_usage(&r->ms, &usage);
 	if (usage > res->peak)
 		res->peak = usage;
+	/*
+	 * Swap is sampled while the engine runs: once it has exited, what
+	 * it had swapped out is free again.
+	 */
+	if (!mp_meminfo(NULL, NULL, &swap) && swap > res->swap_peak)
+		res->swap_peak = swap;
 	update_events(r);
 	if (res->ntl == r->tl_cap) {
 		size_t cap = r->tl_cap ? r->tl_cap * 2 : 512;
@@ -789,6 +795,7 @@ static int prepare(struct run *r, struct mp_err *err)
 	if (!mp_meminfo_read(&mi)) {
 		res->swap_total = mi.swap_total;
 		res->swap_start = mi.swap_total - mi.swap_free;
+		res->swap_peak = res->swap_start;
 	}
 	if (r->c.cg.dir[0])
 		mp_cg_oom_kills(&r->c.cg, &r->oom_base);

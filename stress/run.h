@@ -93,6 +93,7 @@ struct stress_result {
 	uint64_t limit;		/* the limit the run worked against */
 	uint64_t start_ns, end_ns;
 	uint64_t peak, swap_start, swap_end, swap_total;
+	uint64_t swap_peak;	/* the host's swap use, highest sample */
 	uint64_t oom_kills;
 	struct stress_shared engine;	/* the engine's numbers at the end */
 	bool hog_exited;
