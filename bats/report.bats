@@ -215,6 +215,19 @@ synth() {
 	assert_success
 	echo "$output" | jq -e '.rows[0] | .verdict == "same" and
 		.p_value < 0.01 and .boot_interval > 25 and .mde > 25'
+	# a value the base's runs already reached is not a change, even when
+	# the boot medians agree (seen in CI: the hog scenario's two modes,
+	# one boot of 6.12 all in the lower one); base_range shows the runs
+	synth 3 158 148 159 158 148 159 157 160 148 > modes.json
+	synth 0 148 148 148 > low.json
+	synth 0 140 140 141 > lower.json
+	mpctl report --compare --json modes.json low.json
+	assert_success
+	echo "$output" | jq -e '.rows[0] | .verdict == "same" and
+		.base_range == [148, 160] and .mde >= 10'
+	mpctl report --compare --json modes.json lower.json
+	[ "$status" -eq 1 ]
+	echo "$output" | jq -e '.rows[0].verdict == "worse"'
 	# 3 against 3 runs: 0.05 at best, unsure at --alpha 0.01
 	synth 0 100 101 102 > b3.json
 	mpctl report --compare --alpha 0.01 --json b3.json worse.json

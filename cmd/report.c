@@ -399,9 +399,9 @@ static void print_compare(const json_t *cmp)
 		printf("scenario '%s' is missing from NEW\n",
 		       json_string_value(row));
 	printf("(medians; p: one-sided rank-sum test, a verdict needs p <= "
-	       "%g, a new median beyond the base's boot-to-boot interval and "
-	       "the minimum effect; mde: the smallest change this base "
-	       "could detect)\n",
+	       "%g, a new median beyond the base's boot-to-boot interval, "
+	       "and beyond its every run by the minimum effect; mde: the "
+	       "smallest change this base could detect)\n",
 	       json_number_value(json_object_get(cmp, "alpha")));
 	printf("%lld regression(s), %lld improvement(s), %lld unsure\n",
 	       (long long)json_integer_value(json_object_get(cmp,
