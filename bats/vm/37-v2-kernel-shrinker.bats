@@ -18,6 +18,8 @@ setup() {
 }
 
 teardown() {
+	[ -z "${LRU_GEN_WAS:-}" ] ||
+		echo "$LRU_GEN_WAS" >/sys/kernel/mm/lru_gen/enabled
 	mp_v2_teardown
 }
 
@@ -68,6 +70,24 @@ oom_kills() {
 		.reclaim_requests > 0 and .chunks_freed > 0 and
 		.peak_usage_bytes <= .limit_bytes' >&2 ||
 		fail "stress document: $output"
+}
+
+@test "v2 kernel alone, MGLRU and zram swap: the program is asked before it is swapped out" {
+	requires mpctl swap
+	[ -w /sys/kernel/mm/lru_gen/enabled ] || skip "no MGLRU (CONFIG_LRU_GEN)"
+	LRU_GEN_WAS=$(cat /sys/kernel/mm/lru_gen/enabled)
+	echo y >/sys/kernel/mm/lru_gen/enabled
+	# MGLRU reclaims at the first priority, where a shrinker's share
+	# (its claim >> 12) is below a batch: unless the kernel asks the
+	# program first, its chunks go to zram and it is never asked
+	mp_run mpctl stress --no-assist -b mempressure --swap --chunk 1M \
+		--threads 4 --overcommit 2 --duration 10s --limit 128M --json
+	assert_success
+	echo "$output" | jq -e '.oom_kills == 0 and .reclaim_requests > 0 and
+		.chunks_freed > 0' >&2 || fail "stress document: $output"
+	# the seed: "it also shouldn't use much swap space" (5% of the limit)
+	echo "$output" | jq -e '.swap_growth_bytes * 20 <= .limit_bytes' >&2 ||
+		fail "swap grew by $(echo "$output" | jq .swap_growth_bytes) bytes"
 }
 
 @test "v2 kernel alone: the limit on a parent, a program in a child is asked and survives" {
