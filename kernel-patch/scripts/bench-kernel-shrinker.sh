@@ -4,7 +4,7 @@
 # bench-kernel-shrinker.sh - the kernel's shrinker alone, measured in the VM
 #
 # usage: bench-kernel-shrinker.sh [-r RUNS] [-g y|n] [-p none|voluntary|full]
-#                                 [-b "bench-v2 bench-v1"] KVER [DEBUG]
+#                                 [-b "bench-v2 bench-v1"] [-T LABEL] KVER [DEBUG]
 #
 # Boots the patched KVER (make vmtest's kernel and initramfs) once per
 # layout (cgroup v2, cgroup v1) and runs bats/vm-bench there: RUNS times
@@ -17,23 +17,27 @@
 # the summary per layout and mode (runs, runs with an OOM kill, OOM kills,
 # worst swap growth and peak usage against the limit, requests, latency,
 # first reclaim to first request) is printed and written next to it as
-# .json. TAG names the settings, e.g. "lrugen-y.preempt-full".
+# .json. TAG names the settings, e.g. "lrugen-y.preempt-full", with
+# ".det" in the deterministic mode (VMTEST_MODE=det) and ".LABEL" with -T
+# (say, which kernel VMTEST_IMAGE booted). "first reclaim to first
+# request" is negative when the kernel asked before it reclaimed.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
-runs=10 lru_gen= preempt= boots="bench-v2 bench-v1"
+runs=10 lru_gen= preempt= boots="bench-v2 bench-v1" label=
 usage() {
-	echo "usage: ${0##*/} [-r RUNS] [-g y|n] [-p none|voluntary|full] [-b BOOTS] KVER [DEBUG]" >&2
+	echo "usage: ${0##*/} [-r RUNS] [-g y|n] [-p none|voluntary|full] [-b BOOTS] [-T LABEL] KVER [DEBUG]" >&2
 	exit 64
 }
-while getopts r:g:p:b: o; do
+while getopts r:g:p:b:T: o; do
 	case $o in
 	r) runs=$OPTARG ;;
 	g) lru_gen=$OPTARG ;;
 	p) preempt=$OPTARG ;;
 	b) boots=$OPTARG ;;
+	T) label=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -43,11 +47,14 @@ kver=$1 debug=${2:-0}
 case $runs in ''|*[!0-9]*|0) usage ;; esac
 case $lru_gen in ''|y|n) ;; *) usage ;; esac
 case $preempt in ''|none|voluntary|full) ;; *) usage ;; esac
+case $label in *[!A-Za-z0-9_-]*) usage ;; esac
 flavour=plain
 [ "$debug" = 1 ] && flavour=debug
 
 append="mpctl.runs=$runs mpctl.timeout=$((runs * 60 + 120))"
 tag=lrugen-${lru_gen:-default}.preempt-${preempt:-default}
+[ "${VMTEST_MODE:-}" != det ] || tag+=.det
+[ -z "$label" ] || tag+=.$label
 [ -z "$lru_gen" ] || append+=" mpctl.lru_gen=$lru_gen"
 [ -z "$preempt" ] || append+=" preempt=$preempt"
 
@@ -86,7 +93,7 @@ jq -s '
 			.first_request_ms - .first_reclaim_ms) | sort | if length > 0 then .[length / 2 | floor] else null end)
 	})' "$jsonl" >"${jsonl%.jsonl}.json"
 
-jq -r '.[] | "\(.kernel) \(.layout) \(.mode) lru_gen=\(.lru_gen) preempt=\(.preempt): runs \(.runs), runs with an OOM kill \(.runs_with_oom_kill) (\(.oom_kills) kills), swap growth max \(.max_swap_growth_pct_of_limit | floor)% of the limit, peak max \(.max_peak_pct_of_limit | floor)%, requests \(.mean_reclaim_requests | floor), chunks freed \(.mean_chunks_freed | floor), latency p50 \(.median_latency_p50_us) us p99 max \(.max_latency_p99_us) us, first reclaim to first request \(.median_first_reclaim_to_request_ms) ms (timeline, 100 ms steps)"' \
+jq -r '.[] | "\(.kernel) \(.layout) \(.mode) lru_gen=\(.lru_gen) preempt=\(.preempt): runs \(.runs), runs with an OOM kill \(.runs_with_oom_kill) (\(.oom_kills) kills), swap growth max \(.max_swap_growth_pct_of_limit * 100 | round / 100)% of the limit, peak max \(.max_peak_pct_of_limit * 10 | round / 10)%, requests \(.mean_reclaim_requests | floor), chunks freed \(.mean_chunks_freed | floor), latency p50 \(.median_latency_p50_us) us p99 max \(.max_latency_p99_us) us, first reclaim to first request \(.median_first_reclaim_to_request_ms) ms (timeline, 100 ms steps)"' \
 	"${jsonl%.jsonl}.json"
 [ "$rc" = 0 ] || echo "bench-kernel-shrinker: the VM run failed ($rc), see '$log'" >&2
 exit "$rc"
