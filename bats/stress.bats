@@ -281,13 +281,16 @@ stress_cgroups() {
 	requires root memcg jq
 	local out=$BATS_TEST_TMPDIR/noth.json
 	# sampling every 100 ms lets a fast engine overshoot by 100 MB or more
-	# between samples: a limit with room for that
-	run -0 --separate-stderr "$MPCTL_BIN" stress --high off --duration 3s \
-		--limit 1G --json
+	# between samples: a limit with room for that. The run ends once a
+	# chunk came back, at any speed (a 3 s run failed once on a busy
+	# host, in a make check)
+	run -0 --separate-stderr "$MPCTL_BIN" stress --high off --until-freed 1 \
+		--duration 2m --limit 1G --json
 	echo "$output" > "$out"
-	jq -e '.events.thresholds == 0 and .events.samples > 50' "$out"
+	jq -e '.events.thresholds == 0 and .events.samples > 5' "$out"
 	jq -e '.emulation_policy.high == null' "$out"
-	jq -e '.oom_kills == 0 and .chunks_freed > 0' "$out"
+	jq -e '.oom_kills == 0 and .exit_reason == "freed" and
+		.chunks_freed > 0' "$out" || fail "stress document: $(cat "$out")"
 }
 
 @test "stress: emulation over PSI for a v1 memcg" {
