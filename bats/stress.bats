@@ -183,7 +183,7 @@ stress_cgroups() {
 	# whether the emulation kept up on this machine is the done-when
 	# test's subject; this one is about the cgroup: used, then left
 	run --separate-stderr "$MPCTL_BIN" stress --cgroup "$dir" \
-		--duration 3s --threads 2 --json
+		--until-freed 1 --duration 2m --threads 2 --json
 	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
 	echo "$output" > "$out"
 	jq -e '.transient_cgroup == false and .limit_bytes == 536870912' "$out"
@@ -297,7 +297,7 @@ stress_cgroups() {
 	requires root memcg psi jq
 	local out=$BATS_TEST_TMPDIR/psi.json
 	run -0 --separate-stderr "$MPCTL_BIN" stress --backend psi \
-		--duration 3s --json
+		--until-freed 1 --duration 2m --json
 	echo "$output" > "$out"
 	jq -e '.backend == "psi" and .shrinker == "emulated"' "$out"
 	jq -e '.oom_kills == 0 and .chunks_freed > 0' "$out"
