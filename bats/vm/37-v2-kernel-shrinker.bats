@@ -153,7 +153,10 @@ oom_kills() {
 	"$MP_IN_CG" "$d/app" -- stress-ng --vm 1 --vm-bytes 64M --vm-keep \
 		--timeout 30s --quiet &
 	MP_PIDS+=($!)
-	sleep 2
+	# removed while asked: wait for the first request, at any speed (a
+	# fixed 2 s was too short once on a 6.1 debug kernel beside other VMs)
+	mp_wait_line "$BATS_TEST_TMPDIR/s" '^request [1-9]' 250 ||
+		fail "no request in 25 s of reclaim: $(cat "$BATS_TEST_TMPDIR/s")"
 	kill -9 "${MP_PIDS[-1]}"
 	mp_cg_rmtree "$d"
 	mp_stop_bg
