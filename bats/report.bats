@@ -369,6 +369,33 @@ synth() {
 	fi
 }
 
+@test "report: -o refuses another user's symlink in a sticky world-writable directory" {
+	local d=$BATS_TEST_TMPDIR
+	mkdir -m 0700 "$d/private" && mkdir -m 1777 "$d/tmp"
+	echo secret >"$d/private/f" && chmod 640 "$d/private/f"
+	ln -s "$d/private/f" "$d/tmp/lnk"
+	chown -h nobody "$d/tmp/lnk"
+	for o in -o --svg --html; do
+		mpctl report --input "$FIX/report-base.json" "$o" "$d/tmp/lnk"
+		assert_failure 77
+		assert_output --partial "refusing to follow '$d/tmp/lnk'"
+	done
+	[ "$(cat "$d/private/f")" = secret ]
+	[ "$(stat -c %a "$d/private/f")" = 640 ]
+	# a link of our own there is followed, as the kernel would
+	ln -s "$d/private/f" "$d/tmp/mine"
+	mpctl report --input "$FIX/report-base.json" -o "$d/tmp/mine"
+	assert_success
+	jq -e '.schema.name == "mpctl-report"' "$d/private/f"
+	# so is another user's link in a directory that is neither
+	mkdir -m 0755 "$d/plain"
+	ln -s "$d/private/f" "$d/plain/lnk" && chown -h nobody "$d/plain/lnk"
+	mpctl report --input "$FIX/report-base.json" -o "$d/plain/lnk"
+	assert_success
+	[ -L "$d/plain/lnk" ]
+	[ -z "$(ls -A "$d/tmp" "$d/private" | grep '^\.')" ]
+}
+
 @test "report: -o, --svg and --html never replace a device node or a symlink" {
 	local d=$BATS_TEST_TMPDIR
 	mknod "$d/null" c 1 3

@@ -73,6 +73,27 @@ static int make_tmp(struct mp_output *out, const struct stat *old,
 	return 0;
 }
 
+/*
+ * The kernel's protected_symlinks rule, applied whatever the sysctl says:
+ * a link in a sticky or world-writable directory is followed only when we
+ * own it or the directory's owner does. Root would otherwise replace a
+ * file another user's link points at, where the user could not.
+ */
+static int link_trusted(const char *path, const struct stat *lnk)
+{
+	char dir[PATH_MAX];
+	struct stat d;
+
+	if (lnk->st_uid == geteuid())
+		return 1;
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (stat(dirname(dir), &d))
+		return 0;
+	if (!(d.st_mode & (S_ISVTX | S_IWOTH)))
+		return 1;
+	return lnk->st_uid == d.st_uid;
+}
+
 int mp_output_open(struct mp_output *out, const char *path,
 		   struct mp_err *err)
 {
@@ -88,6 +109,10 @@ int mp_output_open(struct mp_output *out, const char *path,
 			       "cannot create '%s'", path);
 	strcpy(out->target, path);
 	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
+		if (!link_trusted(path, &st))
+			return mp_errf(err, MP_EXIT_NOPERM, 0,
+				       "refusing to follow '%s': a symlink of another user in a sticky or world-writable directory",
+				       path);
 		/* replace what the link points at, keep the link */
 		real = realpath(path, NULL);
 		if (!real) {
