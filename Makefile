@@ -49,7 +49,7 @@ CFLAGS += $(WERROR_FLAGS) -std=gnu11 -Wall -Wextra -Wno-missing-field-initialize
 	  -Wshadow -Wformat=2 -Wno-format-truncation -D_GNU_SOURCE -DMPCTL_VERSION='"$(VERSION)"' \
 	  -Icommon -Icmd -Istress $(JANSSON_CFLAGS) $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
-LDLIBS += $(JANSSON_LIBS) -lpthread -lm
+LDLIBS += $(JANSSON_LIBS) -lz -lpthread -lm
 
 # ASan + UBSan; any undefined behaviour is fatal (halt at the first report)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \

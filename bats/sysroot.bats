@@ -190,3 +190,25 @@ listening() {
 	run cat "$T/sys/fs/cgroup/user.slice/user-1000.slice/session-2.scope/memory.pressure"
 	assert_output --regexp '^(some|full) [0-9]+ [0-9]+'
 }
+
+@test "sysroot: config.gz is read without a shell, and an unreadable one is unknown, not 'n'" {
+	local r="$BATS_TEST_TMPDIR/it's \$(touch pwned)"
+	cp -a "$ROOT/bats/fixtures/sysroot/bare" "$r"
+	printf 'CONFIG_PSI=y\n# CONFIG_SWAP is not set\n' | gzip >"$r/proc/config.gz"
+	cd "$BATS_TEST_TMPDIR"
+	MPCTL_SYSROOT=$r run --separate-stderr "$MPCTL_BIN" report -s shrinker \
+		-d 1s -r 1 --json
+	[ ! -e pwned ]
+	echo "$output" | jq -e '.system.kernel_config |
+		.source == "/proc/config.gz" and .options.CONFIG_PSI == "y" and
+		.options.CONFIG_SWAP == "n" and .options.CONFIG_ZRAM == "n"'
+	# a corrupt config.gz: every option unknown (null), none claimed "n"
+	printf '\037\213\010\000garbage' >"$r/proc/config.gz"
+	MPCTL_SYSROOT=$r run --separate-stderr "$MPCTL_BIN" report -s shrinker \
+		-d 1s -r 1 --json
+	echo "$output" | jq -e '.system.kernel_config.options |
+		length > 0 and all(.[]; . == null)'
+	MPCTL_SYSROOT=$r run --separate-stderr "$MPCTL_BIN" report -s shrinker \
+		-d 1s -r 1
+	[[ $output == *" PSI=? "* ]]
+}

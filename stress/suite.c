@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "mp_cgroup.h"
 #include "mp_json.h"
@@ -640,29 +641,34 @@ static const char *const config_names[] = {
 	"CONFIG_DEBUG_KMEMLEAK", NULL,
 };
 
+/*
+ * The options of the running kernel from /proc/config.gz or
+ * /boot/config-RELEASE (zlib reads either, compressed or not). An option
+ * the config does not list is "n"; when the config cannot be read, or
+ * reads as no config at all, every option is null: unknown, not "n".
+ */
 static json_t *kernel_config(const char *release)
 {
 	json_t *c = json_object(), *opts = json_object();
 	json_t *found = json_object();
-	char path[PATH_MAX], cmd[PATH_MAX + 32], line[512];
+	char path[PATH_MAX], name_buf[PATH_MAX], line[512];
 	const char *src = NULL;
-	FILE *f = NULL;
-	bool gz = false;
-	int i;
+	bool known = false;
+	gzFile f = NULL;
+	int i, zerr = Z_OK;
 
 	if (!access(mp_syspath(path, sizeof(path), "/proc/config.gz"),
-		    R_OK)) {
-		snprintf(cmd, sizeof(cmd), "gzip -dc '%s' 2>/dev/null", path);
-		f = popen(cmd, "r");
-		gz = true;
+		    F_OK)) {
 		src = "/proc/config.gz";
 	} else {
-		snprintf(cmd, sizeof(cmd), "/boot/config-%s", release);
-		f = fopen(mp_syspath(path, sizeof(path), cmd), "r");
-		src = f ? cmd : NULL;
+		snprintf(name_buf, sizeof(name_buf), "/boot/config-%s", release);
+		if (!access(mp_syspath(path, sizeof(path), name_buf), F_OK))
+			src = name_buf;
 	}
+	if (src)
+		f = gzopen(path, "rb");
 	mp_json_set(c, "source", src ? json_string(src) : NULL);
-	while (f && fgets(line, sizeof(line), f)) {
+	while (f && gzgets(f, line, sizeof(line))) {
 		char *name = line, *val, *nl = strchr(line, '\n');
 
 		if (nl)
@@ -678,22 +684,28 @@ static json_t *kernel_config(const char *release)
 		} else {
 			continue;
 		}
+		known = true;
 		for (i = 0; config_names[i]; i++)
 			if (!strcmp(name, config_names[i]))
 				break;
 		if (config_names[i])
 			json_object_set_new(found, name, json_string(val));
 	}
-	/* in the list's order, and "n" for what the config does not know */
-	for (i = 0; config_names[i] && f; i++) {
+	if (f) {
+		gzerror(f, &zerr);
+		gzclose(f);
+	}
+	if (zerr != Z_OK && zerr != Z_BUF_ERROR)
+		known = false;
+	/* in the list's order; "n" for what a config read does not list */
+	for (i = 0; config_names[i] && src; i++) {
 		json_t *v = json_object_get(found, config_names[i]);
 
 		json_object_set_new(opts, config_names[i],
-				    v ? json_incref(v) : json_string("n"));
+				    v ? json_incref(v) :
+				    known ? json_string("n") : json_null());
 	}
 	json_decref(found);
-	if (f)
-		gz ? pclose(f) : fclose(f);
 	json_object_set_new(c, "options", opts);
 	return c;
 }
