@@ -154,3 +154,25 @@ setup() {
 		grep -q "invalid MPCTL_SHRINKER_${v%%=*} " "$BATS_TEST_TMPDIR/out"
 	done
 }
+
+@test "add: MPCTL_SHRINKER_* fds of the wrong type are refused and left alone" {
+	local f=$BATS_TEST_TMPDIR/file
+	echo data >"$f"
+	# stdout and a file where the eventfd should be: nothing written, read
+	MPCTL_SHRINKER_FD=1 MPCTL_SHRINKER_EFD=3 MPCTL_SHRINKER_CHUNK=4096 \
+		MPCTL_SHRINKER_ABI=v1 MPCTL_SHRINKER_BACKEND=memcg \
+		run --separate-stderr "$MPCTL_BIN" add 1 3<"$f"
+	assert_failure 64
+	assert_output ""
+	[ "$stderr" = "mpctl add: invalid MPCTL_SHRINKER_EFD '3': not an eventfd" ]
+	[ "$(cat "$f")" = data ]
+	requires root
+	# inside register the eventfd is real, the request fd is not: a
+	# file on stdin is refused, not written
+	mpctl register --chunk 1M -- sh -c '
+		MPCTL_SHRINKER_FD=0 $MPCTL add 1 2>&1 <"$0"; echo "st=$?"' "$f"
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	assert_line --partial "invalid MPCTL_SHRINKER_FD '0': not the emulated shrinker's pipe"
+	assert_line "st=64"
+	[ "$(cat "$f")" = data ]
+}

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1024,6 +1026,40 @@ int mp_shrinker_client(int efd, int fd, uint64_t chunk_size, int abi,
 	return 0;
 }
 
+#define MP_CGROUP_SUPER_MAGIC	0x27e0eb
+#define MP_CGROUP2_SUPER_MAGIC	0x63677270
+
+/* An inherited fd is what its variable says, or refused: never read or
+ * write, nor set O_NONBLOCK on, a terminal, a file or a shared stdin. */
+static bool fd_is_eventfd(int fd)
+{
+	char proc[64], link[64];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	return !strcmp(link, "anon_inode:[eventfd]");
+}
+
+static bool fd_is_shrinker(int fd, int abi, enum mp_backend b)
+{
+	struct statfs fs;
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fstat(fd, &st))
+		return false;
+	if (b != MP_BACKEND_MEMPRESSURE)	/* the emulator's pipe */
+		return S_ISFIFO(st.st_mode) && (fl & O_ACCMODE) != O_RDONLY;
+	if (fstatfs(fd, &fs) || !S_ISREG(st.st_mode))
+		return false;
+	return fs.f_type == (abi == 2 ? MP_CGROUP2_SUPER_MAGIC :
+			     MP_CGROUP_SUPER_MAGIC);
+}
+
 int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 {
 	const char *e_efd = getenv("MPCTL_SHRINKER_EFD");
@@ -1062,13 +1098,24 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 			       e_backend);
 	if (abi == 2)
 		b = MP_BACKEND_MEMPRESSURE;
+	if (abi == 1 && (!e_efd || !fd_is_eventfd((int)efd)))
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid MPCTL_SHRINKER_EFD '%s': not an eventfd",
+			       e_efd ? e_efd : "");
+	if (!fd_is_shrinker((int)fd, abi, b))
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid MPCTL_SHRINKER_FD '%s': not %s", e_fd,
+			       b != MP_BACKEND_MEMPRESSURE ?
+			       "the emulated shrinker's pipe" :
+			       abi == 2 ? "a cgroup2 mempressure.shrinker file" :
+			       "a cgroup v1 mempressure.shrinker file");
 	if (mp_shrinker_client((int)efd, (int)fd, (uint64_t)chunk, abi, b,
 			       false, out, err))
 		return -1;
 	/* the early warning beside a kernel shrinker, if handed down */
 	if (e_afd) {
 		if (mp_parse_long(e_afd, 0, INT_MAX, &afd) ||
-		    fcntl((int)afd, F_GETFD) < 0 ||
+		    !fd_is_eventfd((int)afd) ||
 		    attach_assist(*out, (int)afd, err)) {
 			mp_shrinker_close(*out);
 			return mp_errf(err, MP_EXIT_USAGE, 0,
