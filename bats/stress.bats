@@ -508,3 +508,15 @@ run_cg() {
 		[ ! -d "$cg/$c" ] || rm_cgroup "$cg/$c"
 	done
 }
+
+@test "stress: the hidden engine applet refuses an fd that is not its memfd (no SIGBUS)" {
+	local f=$BATS_TEST_TMPDIR/f
+	echo x >"$f"
+	for fd in "3<$f" "3</dev/null" "3<&0"; do
+		eval "run --separate-stderr \"\$MPCTL_BIN\" __stress-engine --shm 3 \
+			--chunk 4096 --threads 1 --max-chunks 1 $fd" </dev/null
+		assert_failure 64
+		[ "$stderr" = "mpctl __stress-engine: the engine of 'mpctl stress', not a command" ]
+	done
+	[ "$(cat "$f")" = x ]
+}

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -307,7 +308,20 @@ struct stress_shared *stress_shared_new(int *fd)
 struct stress_shared *stress_shared_map(int fd)
 {
 	struct stress_shared *shm;
+	char proc[64], link[64];
+	struct stat st;
+	ssize_t n;
 
+	/* only the memfd stress_shared_new() made, whole: a short or other
+	 * file would be mapped and fault (SIGBUS) past its end */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, link, sizeof(link) - 1);
+	if (n < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (size_t)st.st_size < sizeof(*shm))
+		return NULL;
+	link[n] = '\0';
+	if (strncmp(link, "/memfd:", 7))
+		return NULL;
 	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED,
 		   fd, 0);
 	return shm == MAP_FAILED ? NULL : shm;
