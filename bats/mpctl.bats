@@ -5,11 +5,27 @@
 load helpers
 
 @test "mpctl: --help lists every command on stdout, exit 0" {
-	mpctl --help
-	assert_success
-	for c in listen register add stress report; do
-		assert_line --regexp "^  $c +"
+	for h in --help -h -? help; do
+		mpctl $h
+		assert_success
+		for c in listen register add stress report; do
+			assert_line --regexp "^  $c +"
+		done
 	done
+	refute_output --partial example.org
+}
+
+@test "mpctl: help COMMAND is COMMAND --help; help of nothing known is 64" {
+	for c in listen register add stress report; do
+		mpctl help "$c"
+		assert_success
+		assert_line --index 0 --partial "Usage: mpctl $c"
+	done
+	mpctl help nope
+	assert_failure 64
+	assert_line --index 0 "mpctl: unknown command 'nope'"
+	mpctl help __stress-engine
+	assert_failure 64
 }
 
 @test "mpctl: no command is a usage error on stderr (64)" {
@@ -33,7 +49,9 @@ load helpers
 @test "mpctl: --version, and every command's --version" {
 	mpctl --version
 	assert_success
-	assert_output --regexp '^mpctl [0-9]+\.[0-9]+\.[0-9]+$'
+	assert_line --index 0 --regexp '^mpctl [0-9]+\.[0-9]+\.[0-9]+$'
+	assert_line --index 1 --regexp '^libraries: jansson [0-9.]+ \(built with [0-9.]+\), zlib [0-9.]+ '
+	assert_line --index 2 --regexp '^built: '
 	v=$output
 	for c in listen register add stress report; do
 		mpctl "$c" --version
@@ -62,10 +80,17 @@ load helpers
 		assert_success
 		assert_line --index 0 --partial "Usage: mpctl $c"
 	done
-	ln -s "$MPCTL_BIN" "$d/mpctl-nope"
-	run "$d/mpctl-nope"
+	# any other mpctl-NAME is mpctl itself, as busybox falls back to argv[1]
+	ln -s "$MPCTL_BIN" "$d/mpctl-copy"
+	run "$d/mpctl-copy" listen --help
+	assert_success
+	assert_line --index 0 --partial "Usage: mpctl listen"
+	run --separate-stderr "$d/mpctl-copy" nope
 	assert_failure 64
-	assert_output "mpctl: unknown command 'nope'"
+	[ "${stderr_lines[0]}" = "mpctl: unknown command 'nope'" ]
+	ln -s "$MPCTL_BIN" "$d/mpctl-__stress-engine"
+	run "$d/mpctl-__stress-engine"
+	assert_failure 64
 	# a bare verb is not a link we make: under any other name it is mpctl
 	ln -s "$MPCTL_BIN" "$d/listen"
 	run "$d/listen" --help

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <jansson.h>
+#include <zlib.h>
 
 #include "cmd.h"
 #include "mp_parse.h"
@@ -39,9 +41,31 @@ static const struct cmd_struct commands[] = {
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 const char *cmd_name = "mpctl";
-const char *argp_program_version = "mpctl " MPCTL_VERSION;
-const char *argp_program_bug_address =
-	"mpctl developers <mpctl@example.org>";
+
+/* as util-linux and stress-ng: the version, and what it was built with */
+static void print_version(FILE *f, struct argp_state *state)
+{
+	(void)state;
+	fprintf(f, "mpctl %s\n", MPCTL_VERSION);
+	fprintf(f, "libraries: jansson %s (built with %s), zlib %s (built with %s)\n",
+		jansson_version_str(), JANSSON_VERSION, zlibVersion(),
+		ZLIB_VERSION);
+	fprintf(f, "built: %s, %s\n",
+#ifdef __OPTIMIZE__
+		"optimized",
+#else
+		"not optimized",
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+		"AddressSanitizer"
+#else
+		"no sanitizer"
+#endif
+		);
+}
+
+void (*argp_program_version_hook)(FILE *, struct argp_state *) =
+	print_version;
 
 void cmd_error(const char *fmt, ...)
 {
@@ -193,7 +217,7 @@ static void usage(FILE *f)
 			fprintf(f, "  %-10s %s\n", commands[i].name,
 				commands[i].help);
 	fprintf(f, "\nOptions:\n"
-		"  -h, --help     give this help list\n"
+		"  -h, -?, --help give this help list\n"
 		"      --usage    give a short usage message\n"
 		"  -V, --version  print program version\n\n"
 		"Run 'mpctl <command> --help' for a command's options.\n"
@@ -264,20 +288,25 @@ int main(int argc, char **argv)
 	atexit(close_stdout);
 	base = strrchr(argv[0], '/');
 	base = base ? base + 1 : argv[0];
-	if (!strncmp(base, "mpctl-", 6)) {
-		c = lookup(base + 6);
-		if (!c) {
-			cmd_error("unknown command '%s'", base + 6);
-			return MP_EXIT_USAGE;
-		}
+	/* mpctl-<command>; any other name (mpctl-copy, a renamed copy) is
+	 * mpctl itself, as busybox falls back to argv[1] */
+	if (!strncmp(base, "mpctl-", 6) && (c = lookup(base + 6)) && c->help)
 		return run(c, argc, argv);
-	}
 	if (argc < 2) {
 		usage(stderr);
 		return MP_EXIT_USAGE;
 	}
+	/* "help COMMAND" is "COMMAND --help", as git and perf have it */
+	if (!strcmp(argv[1], "help") && argc > 2 && lookup(argv[2]) &&
+	    lookup(argv[2])->help) {
+		char *hargv[] = { argv[2], "--help", NULL };
+
+		return run(lookup(argv[2]), 2, hargv);
+	}
+	if (!strcmp(argv[1], "help") && argc > 2)
+		return cmd_usage_error("unknown command '%s'", argv[2]);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-	    !strcmp(argv[1], "help")) {
+	    !strcmp(argv[1], "-?") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return MP_EXIT_OK;
 	}
@@ -287,7 +316,7 @@ int main(int argc, char **argv)
 		return MP_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("mpctl %s\n", MPCTL_VERSION);
+		print_version(stdout, NULL);
 		return MP_EXIT_OK;
 	}
 	c = lookup(argv[1]);

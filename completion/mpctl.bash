@@ -50,11 +50,26 @@ _mpctl() {
 	mpctl-*) cmd=${COMP_WORDS[0]##*/mpctl-}; cmd=${cmd#mpctl-} ;;
 	*)
 		if [ "$COMP_CWORD" -eq 1 ]; then
-			mapfile -t COMPREPLY < <(compgen -W "$_mpctl_commands --help --usage --version" -- "$cur")
+			mapfile -t COMPREPLY < <(compgen -W "$_mpctl_commands help --help --usage --version" -- "$cur")
 			return
 		fi
 		cmd=${COMP_WORDS[1]} ;;
 	esac
+	if [ "$cmd" = help ]; then
+		[ "$COMP_CWORD" -eq 2 ] &&
+			mapfile -t COMPREPLY < <(compgen -W "$_mpctl_commands" -- "$cur")
+		return
+	fi
+	# register [options] -- COMMAND...: complete COMMAND as a command line
+	if [ "$cmd" = register ]; then
+		for ((i = 1; i < COMP_CWORD; i++)); do
+			if [ "${COMP_WORDS[i]}" = -- ]; then
+				declare -F _command_offset >/dev/null &&
+					_command_offset $((i + 1))
+				return
+			fi
+		done
+	fi
 	case $cmd in
 	listen|register|add|stress|report) ;;
 	*) return ;;
@@ -69,9 +84,11 @@ _mpctl() {
 		mapfile -t COMPREPLY < <(compgen -W "$(_mpctl_cgroups)" -- "$cur")
 		return ;;
 	--sysroot)
+		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return ;;
 	--output|-o|--svg|--html|--input|-i)
+		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return ;;
 	--chunk|-C|--limit|-L|--duration|-d|--timeout|-t|--count|-n|--threads|-T|--repeat|-r|--threshold|--hog|-H|--exec|-e|--psi|--chunks|--target|--emulator-rt|--reclaim-rt|--reclaim-nice|--overcommit|--stress-arg)
@@ -86,6 +103,7 @@ _mpctl() {
 	if [ "$cmd" = report ]; then
 		for ((i = 1; i < COMP_CWORD; i++)); do
 			if [ "${COMP_WORDS[i]}" = --compare ]; then
+				compopt -o filenames 2>/dev/null
 				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 				return
 			fi
