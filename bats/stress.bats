@@ -77,6 +77,52 @@ stress_cgroups() {
 	assert_output --partial "OOM kills"
 }
 
+@test "stress: the progress line fits a 40-column terminal; none with TERM=dumb" {
+	requires root memcg
+	command -v script >/dev/null || skip "no script(1)"
+	run script -qec "stty cols 40; TERM=xterm $MPCTL_BIN stress --duration 2s --limit 256M --threads 1 >/dev/null" /dev/null
+	assert_success
+	assert_output --partial "held"
+	# every rewrite of the line ("\r\033[K...") is at most 39 columns
+	tr '\r' '\n' <<<"$output" | sed -n 's/^\x1b\[K//p' | awk 'length > 39 { bad = 1 } END { exit bad }'
+	run script -qec "TERM=dumb $MPCTL_BIN stress --duration 1s --limit 256M --threads 1 >/dev/null" /dev/null
+	assert_success
+	refute_output --partial "held"
+	refute_output --partial $'\033'
+}
+
+@test "stress: -j -o FILE | true still writes FILE (the closed pipe is stdout's failure)" {
+	requires root memcg jq
+	local out=$BATS_TEST_TMPDIR/out.json
+	run bash -c "'$MPCTL_BIN' stress --duration 1s --limit 256M --threads 1 -j -o '$out' | true"
+	jq -e '.schema.name == "mpctl-stress"' "$out"
+}
+
+@test "stress: -o FIFO without a reader ends on SIGTERM, the fifo kept" {
+	requires root memcg
+	local f=$BATS_TEST_TMPDIR/fifo
+	mkfifo "$f"
+	"$MPCTL_BIN" stress --duration 1s --limit 256M --threads 1 -o "$f" \
+		>"$BATS_TEST_TMPDIR/log" 2>&1 &
+	local pid=$! i
+	MP_PIDS+=("$pid")
+	# the run is over once the summary is out; then it waits for a reader
+	for ((i = 0; i < 300; i++)); do
+		grep -q "OOM kills" "$BATS_TEST_TMPDIR/log" && break
+		sleep 0.1
+	done
+	kill -TERM "$pid"
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	! kill -0 "$pid" 2>/dev/null
+	run wait "$pid"
+	assert_failure 1
+	grep -q "no reader on '$f': interrupted by a signal" "$BATS_TEST_TMPDIR/log"
+	[ -p "$f" ]
+}
+
 @test "stress: --output writes the JSON document beside the summary" {
 	requires root memcg jq
 	local out=$BATS_TEST_TMPDIR/out.json

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -500,32 +501,51 @@ static void progress(const struct stress_sample *s, uint64_t freed,
 		     void *arg)
 {
 	struct stress_opts *so = arg;
-	char held[32], usage[32], lim[32];
+	char held[32], usage[32], lim[32], line[256];
+	struct winsize ws;
+	size_t cols = 80;
 
 	so->progress_shown = true;
 	fmt_mib(s->held * so->cfg.chunk, held, sizeof(held));
 	fmt_mib(s->usage, usage, sizeof(usage));
 	fmt_mib(limit, lim, sizeof(lim));
-	fprintf(stderr, "\r\033[K%5.1fs held %s freed %" PRIu64
-		" requests %" PRIu64 " events l/m/c %" PRIu64 "/%" PRIu64
-		"/%" PRIu64 " usage %s/%s",
-		(double)s->t_ns / 1e9, held, freed, s->requests,
-		events[MP_LEVEL_LOW], events[MP_LEVEL_MEDIUM],
-		events[MP_LEVEL_CRITICAL], usage, lim);
+	snprintf(line, sizeof(line), "%5.1fs held %s freed %" PRIu64
+		 " requests %" PRIu64 " events l/m/c %" PRIu64 "/%" PRIu64
+		 "/%" PRIu64 " usage %s/%s",
+		 (double)s->t_ns / 1e9, held, freed, s->requests,
+		 events[MP_LEVEL_LOW], events[MP_LEVEL_MEDIUM],
+		 events[MP_LEVEL_CRITICAL], usage, lim);
+	/* shorter than the terminal: a full line would wrap, and "\r" then
+	 * rewrites only its last row */
+	if (!ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+		cols = ws.ws_col;
+	if (cols - 1 < sizeof(line))
+		line[cols - 1] = '\0';
+	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
 }
 
-/* The document to stdout (--json) and to --output; -2: already told. */
+/* a terminal that can take "\r\033[K" (not TERM=dumb, as util-linux) */
+static bool progress_wanted(void)
+{
+	const char *term = getenv("TERM");
+
+	return isatty(STDERR_FILENO) && term && *term && strcmp(term, "dumb");
+}
+
+/*
+ * The document to --output, then to stdout (--json): a closed pipe on
+ * stdout ("| true") does not lose the file. -2: already told; -1: stdout
+ * failed (errno).
+ */
 static int write_output(const struct stress_opts *so, struct mp_output *out,
 			bool *have_out, json_t *doc)
 {
 	struct mp_err err;
 	FILE *f;
 
-	if (so->json && mp_json_emit(stdout, doc, so->pretty))
-		return -1;
 	if (!*have_out)
-		return 0;
+		return so->json && mp_json_emit(stdout, doc, so->pretty) ? -1 : 0;
 	*have_out = false;
 	f = mp_output_stream(out, &err);
 	if (!f)
@@ -537,7 +557,7 @@ static int write_output(const struct stress_opts *so, struct mp_output *out,
 	}
 	if (mp_output_commit(out, &err))
 		goto err;
-	return 0;
+	return so->json && mp_json_emit(stdout, doc, so->pretty) ? -1 : 0;
 err_abort:
 	mp_output_abort(out);
 err:
@@ -570,7 +590,7 @@ static int stress(struct stress_opts *so)
 			return cmd_fail(&err);
 		have_out = true;
 	}
-	if (isatty(STDERR_FILENO)) {
+	if (progress_wanted()) {
 		o->progress = progress;
 		o->progress_arg = so;
 	}

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -146,8 +147,38 @@ int mp_output_open(struct mp_output *out, const char *path,
 	return 0;
 }
 
+/*
+ * Open a fifo as a shell would, waiting for a reader, but not past a
+ * SIGINT, SIGTERM or SIGHUP: the commands block those for their signalfd,
+ * so a blocking open(2) would ignore them for good.
+ */
+static int open_fifo(const char *path)
+{
+	const struct timespec tick = { 0, 20 * 1000 * 1000 };
+	sigset_t pend;
+	int fd;
+
+	for (;;) {
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd >= 0) {
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+			return fd;
+		}
+		if (errno != ENXIO)
+			return -1;
+		if (!sigpending(&pend) && (sigismember(&pend, SIGINT) ||
+					   sigismember(&pend, SIGTERM) ||
+					   sigismember(&pend, SIGHUP))) {
+			errno = EINTR;
+			return -1;
+		}
+		nanosleep(&tick, NULL);
+	}
+}
+
 FILE *mp_output_stream(struct mp_output *out, struct mp_err *err)
 {
+	struct stat st;
 	int fd;
 
 	if (out->f)
@@ -157,10 +188,18 @@ FILE *mp_output_stream(struct mp_output *out, struct mp_err *err)
 			out->path);
 		return NULL;
 	}
-	fd = open(out->target, O_WRONLY | O_CLOEXEC | O_NOCTTY |
-		  (out->create ? O_CREAT | O_TRUNC : 0), 0666);
+	if (!out->create && !stat(out->target, &st) && S_ISFIFO(st.st_mode))
+		fd = open_fifo(out->target);
+	else
+		fd = open(out->target, O_WRONLY | O_CLOEXEC | O_NOCTTY |
+			  (out->create ? O_CREAT | O_TRUNC : 0), 0666);
 	if (fd < 0) {
-		mp_errf(err, -1, errno, "cannot open '%s'", out->path);
+		if (errno == EINTR)
+			mp_errf(err, MP_EXIT_FAILURE, 0,
+				"no reader on '%s': interrupted by a signal",
+				out->path);
+		else
+			mp_errf(err, -1, errno, "cannot open '%s'", out->path);
 		return NULL;
 	}
 	out->f = fdopen(fd, "w");
