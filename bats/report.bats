@@ -369,6 +369,37 @@ synth() {
 	fi
 }
 
+@test "report: one file for two outputs is refused before anything is written" {
+	local d=$BATS_TEST_TMPDIR
+	cd "$d"
+	echo old >x.json
+	ln -s x.json lnk
+	for pair in "-o x.json --svg ./x.json" "--svg lnk --html x.json" \
+		"-o new.json --html $d/new.json" "-o - --svg -"; do
+		mpctl report --input "$FIX/report-base.json" $pair
+		assert_failure 64
+		assert_line --index 0 --partial "are one file: each output needs its own"
+	done
+	[ "$(cat x.json)" = old ] && [ ! -e new.json ]
+}
+
+@test "report and stress: a dangling -o into a missing directory fails before the run" {
+	local d=$BATS_TEST_TMPDIR
+	ln -s /nonexistent/dir/f "$d/dl"
+	mpctl report --input "$FIX/report-base.json" -o "$d/dl"
+	assert_failure 1
+	assert_output "mpctl report: cannot create '$d/dl': No such file or directory"
+	# stress refuses at once, before a 10-minute run
+	run timeout 20 "$MPCTL_BIN" stress --duration 10m -o "$d/dl"
+	assert_failure 1
+	assert_output "mpctl stress: cannot create '$d/dl': No such file or directory"
+	# a dangling link into a directory that exists is created, as by >
+	ln -s new "$d/dl2"
+	mpctl report --input "$FIX/report-base.json" -o "$d/dl2"
+	assert_success
+	[ -L "$d/dl2" ] && jq -e '.schema.name == "mpctl-report"' "$d/new"
+}
+
 @test "report: -o refuses another user's symlink in a sticky world-writable directory" {
 	local d=$BATS_TEST_TMPDIR
 	mkdir -m 0700 "$d/private" && mkdir -m 1777 "$d/tmp"

@@ -429,8 +429,16 @@ struct report_file {
 static int files_open(struct report_file *files, int n)
 {
 	struct mp_err err;
-	int i;
+	int i, j;
 
+	/* one file for two outputs would keep only the last one */
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n && files[i].path; j++)
+			if (files[j].path &&
+			    mp_output_same(files[i].path, files[j].path))
+				return cmd_usage_error("'%s' and '%s' are one file: each output needs its own",
+						       files[i].path,
+						       files[j].path);
 	for (i = 0; i < n; i++) {
 		if (!files[i].path)
 			continue;

@@ -95,6 +95,23 @@ static int link_trusted(const char *path, const struct stat *lnk)
 	return lnk->st_uid == d.st_uid;
 }
 
+/* 0 when the directory a dangling link points into can take a file */
+static int dangling_dir_ok(const char *path)
+{
+	char link[PATH_MAX], at[PATH_MAX], dir[2 * PATH_MAX + 2];
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+
+	if (n < 0)
+		return -1;
+	link[n] = '\0';
+	snprintf(at, sizeof(at), "%s", path);
+	if (link[0] == '/')
+		snprintf(dir, sizeof(dir), "%s", link);
+	else
+		snprintf(dir, sizeof(dir), "%s/%s", dirname(at), link);
+	return access(dirname(dir), W_OK);
+}
+
 int mp_output_open(struct mp_output *out, const char *path,
 		   struct mp_err *err)
 {
@@ -117,7 +134,11 @@ int mp_output_open(struct mp_output *out, const char *path,
 		/* replace what the link points at, keep the link */
 		real = realpath(path, NULL);
 		if (!real) {
-			/* dangling: create its target as a shell would */
+			/* dangling: create its target as a shell would, in
+			 * a directory checked now rather than after the run */
+			if (dangling_dir_ok(path))
+				return mp_errf(err, -1, errno,
+					       "cannot create '%s'", path);
 			out->direct = out->create = true;
 			return 0;
 		}
@@ -292,4 +313,40 @@ void mp_output_abort(struct mp_output *out)
 		unlink(out->tmp);
 		out->tmp[0] = '\0';
 	}
+}
+
+/* path's directory resolved, and its last component: the file it names */
+static char *canonical(const char *path)
+{
+	char dir[PATH_MAX], base[PATH_MAX], *rd, *r = NULL;
+	struct stat st;
+
+	if (!lstat(path, &st) && S_ISLNK(st.st_mode) &&
+	    (rd = realpath(path, NULL)))
+		return rd;
+	snprintf(dir, sizeof(dir), "%s", path);
+	snprintf(base, sizeof(base), "%s", path);
+	rd = realpath(dirname(dir), NULL);
+	if (rd && asprintf(&r, "%s/%s", rd, basename(base)) < 0)
+		r = NULL;
+	free(rd);
+	return r;
+}
+
+bool mp_output_same(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	char *ca, *cb;
+	bool same;
+
+	if (!strcmp(a, b))
+		return true;
+	if (!stat(a, &sa) && !stat(b, &sb))
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	ca = canonical(a);
+	cb = canonical(b);
+	same = ca && cb && !strcmp(ca, cb);
+	free(ca);
+	free(cb);
+	return same;
 }
