@@ -566,3 +566,37 @@ run_cg() {
 	done
 	[ "$(cat "$f")" = x ]
 }
+
+@test "stress: a limit too small for the threads in flight is refused with the smallest that works" {
+	requires root memcg
+	local before
+	before=$(stress_cgroups)
+	for l in 16 24 32 48; do
+		mpctl stress --limit ${l}M --duration 1s
+		assert_failure 64
+		assert_line --index 0 "mpctl stress: limit $l.0 MiB is too small for 4 threads of 1.0 MiB chunks: at least 64.0 MiB (or fewer threads, smaller chunks)"
+	done
+	[ "$before" = "$(stress_cgroups)" ]
+}
+
+@test "stress: --cgroup without a memory limit (the root) is refused unless --force" {
+	requires root memcg
+	mpctl stress --cgroup / --duration 1s
+	assert_failure 64
+	assert_line --index 0 "mpctl stress: cgroup '/' has no memory limit: the run would pressure the whole host (--force to do so)"
+	local dir
+	memcg unlim
+	mpctl stress --cgroup "/$(basename "$dir")" --duration 1s
+	assert_failure 64
+	assert_line --index 0 --partial "has no memory limit"
+}
+
+@test "stress: --chunk is checked against the --cgroup's own limit, not the default 256M" {
+	requires root memcg jq
+	local dir
+	memcg big 1G
+	mpctl stress --cgroup "/$(basename "$dir")" --chunk 300M --threads 1 \
+		--duration 1s --json
+	[ "$status" -ne 64 ]
+	echo "$output" | jq -e '.limit_bytes == 1073741824 and .parameters.chunk_size_bytes == 314572800 and .chunks_allocated > 0'
+}

@@ -50,6 +50,7 @@ enum {
 	OPT_OVERCOMMIT,
 	OPT_PARENT,
 	OPT_UNTIL_FREED,
+	OPT_FORCE,
 };
 
 static const struct argp_option options[] = {
@@ -81,6 +82,9 @@ static const struct argp_option options[] = {
 	{ "cgroup", 'c', "PATH", 0,
 	  "run in this existing cgroup instead of a transient one "
 	  "('/' pressures the whole host)", 0 },
+	{ "force", OPT_FORCE, NULL, 0,
+	  "let --cgroup run in a cgroup without a memory limit (the root: "
+	  "the whole host)", 0 },
 	{ "parent", OPT_PARENT, "PATH", 0,
 	  "create the transient cgroup under this cgroup (default: the v1 "
 	  "memory root, or on cgroup2 the caller's own delegated cgroup)", 0 },
@@ -178,6 +182,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_ASSIST:
 		o->no_assist = true;
+		break;
+	case OPT_FORCE:
+		o->force = true;
 		break;
 	case OPT_NO_THROTTLE:
 		o->no_throttle = true;

@@ -41,7 +41,7 @@ static bool want_mempressure(const struct stress_run_cfg *cfg)
 	       !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL);
 }
 
-#define NO_MEMORY_CGROUP "no memory cgroup to limit the run: neither a v1 memory hierarchy nor cgroup2 with the memory controller (use --cgroup / to pressure the whole host)"
+#define NO_MEMORY_CGROUP "no memory cgroup to limit the run: neither a v1 memory hierarchy nor cgroup2 with the memory controller (use --cgroup / --force to pressure the whole host)"
 
 int stress_cgroups_setup(struct stress_cgroups *c,
 			 const struct stress_run_cfg *cfg, uint64_t high_bytes,
@@ -687,10 +687,24 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 			       mp_fmt_size(cfg->limit, a, sizeof(a)),
 			       mp_fmt_size(avail, b, sizeof(b)));
 	}
-	if (cfg->chunk > cfg->limit)
+	/* --cgroup without --limit: checked against its own limit later */
+	if ((!cfg->cgroup || cfg->limit_set) && cfg->chunk > cfg->limit)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "chunk size %" PRIu64 " is larger than the limit %" PRIu64,
 			       cfg->chunk, cfg->limit);
+	if (!cfg->cgroup && cfg->limit / STRESS_LIMIT_PER_INFLIGHT /
+	    (uint64_t)cfg->threads < cfg->chunk) {
+		char a[32], b[32], c[32];
+
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "limit %s is too small for %d threads of %s chunks: at least %s (or fewer threads, smaller chunks)",
+			       mp_fmt_size(cfg->limit, a, sizeof(a)),
+			       cfg->threads,
+			       mp_fmt_size(cfg->chunk, b, sizeof(b)),
+			       mp_fmt_size(STRESS_LIMIT_PER_INFLIGHT *
+					   (uint64_t)cfg->threads * cfg->chunk,
+					   c, sizeof(c)));
+	}
 	if (cfg->hog && system("command -v stress-ng >/dev/null 2>&1"))
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 			       "--hog needs stress-ng, which is not installed");
@@ -770,6 +784,11 @@ static int prepare(struct run *r, struct mp_err *err)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot read the memory usage of '%s'",
 			       r->c.cg.path);
+	/* the root, or any cgroup without a limit: the whole host */
+	if (!r->c.created && !r->ms.limited && !cfg->force)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "cgroup '%s' has no memory limit: the run would pressure the whole host (--force to do so)",
+			       r->c.cg.path[0] ? r->c.cg.path : "/");
 	res->limit = r->c.created ? cfg->limit : r->ms.limit;
 	/*
 	 * Emulated: the allocators pause above the high mark (engine.c), the

@@ -135,7 +135,7 @@ assert_root_clean() {
 	# an empty delegated cgroup: memory is enabled for the run, and
 	# disabled again after it
 	mp_run mpns -g "$SD/me" -u $U -- mpctl stress --parent /mpt-sd/runs \
-		--limit 48M --duration 2s --json
+		--limit 64M --duration 2s --json
 	assert_success
 	echo "$output" >"$out"
 	jq -e '.cgroup | startswith("/mpt-sd/runs/mpctl-stress-")' "$out"
