@@ -600,3 +600,15 @@ run_cg() {
 	[ "$status" -ne 64 ]
 	echo "$output" | jq -e '.limit_bytes == 1073741824 and .parameters.chunk_size_bytes == 314572800 and .chunks_allocated > 0'
 }
+
+@test "stress: an unprivileged run on v1 names the cgroup it could not make, once, with a hint" {
+	requires root memcg
+	command -v setpriv >/dev/null || skip "no setpriv"
+	[ -n "$(memcg_root)" ] || skip "not cgroup v1"
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$MPCTL_BIN" stress --duration 1s
+	assert_failure 77
+	[[ $stderr == "mpctl stress: cannot create cgroup '/mpctl-stress-"* ]]
+	[[ $stderr == *"(cgroup v1: only root, or a user given a directory of the hierarchy, can; --cgroup runs in an existing cgroup): Permission denied" ]]
+	[[ $stderr != *"//"* ]]
+}

@@ -341,6 +341,25 @@ enum mp_backend mp_backend_pick(enum mp_use use)
 	return MP_BACKEND_AUTO;
 }
 
+/*
+ * "cannot create cgroup 'PARENT/NAME'" without a double slash under the
+ * root, and on v1, where nothing is delegated, what else works.
+ */
+static int create_failed(struct mp_err *err, const struct mp_cgroup *parent,
+			 const char *name)
+{
+	int e = errno;
+	const char *sep = strcmp(parent->path, "/") ? "/" : "";
+
+	if (parent->hier.version != MP_CG_V2 &&
+	    (e == EACCES || e == EPERM || e == EROFS))
+		return mp_errf(err, -1, e,
+			       "cannot create cgroup '%s%s%s' (cgroup v1: only root, or a user given a directory of the hierarchy, can; --cgroup runs in an existing cgroup)",
+			       parent->path, sep, name);
+	return mp_errf(err, -1, e, "cannot create cgroup '%s%s%s'",
+		       parent->path, sep, name);
+}
+
 /* ---- targets -------------------------------------------------------- */
 
 static const char *const role_names[MP_ROLE_NR] = {
@@ -466,8 +485,7 @@ int mp_target_create(const struct mp_target *parent, const char *name,
 			v2_enable(pm, "mempressure");
 	}
 	if (mp_cg_create(pm, name, &cm->cg))
-		return mp_errf(err, -1, errno, "cannot create cgroup '%s/%s'",
-			       pm->path, name);
+		return create_failed(err, pm, name);
 	cm->ok = cm->created = true;
 	if (spec && set_limits(&cm->cg, spec, err))
 		goto fail;
@@ -489,8 +507,7 @@ int mp_target_create(const struct mp_target *parent, const char *name,
 		return 0;
 	}
 	if (mp_cg_create(pp, name, &cp->cg)) {
-		mp_errf(err, -1, errno, "cannot create cgroup '%s/%s'",
-			pp->path, name);
+		create_failed(err, pp, name);
 		goto fail;
 	}
 	cp->ok = cp->created = true;
@@ -736,9 +753,7 @@ static int v2_delegated(struct mp_parent *p, const char *kind, bool own,
 			return mp_errf(err, MP_EXIT_FAILURE, errno, "%s", kind);
 		p->home = *cg;
 		if (mp_cg_create(cg, name, &p->leaf))
-			return mp_errf(err, -1, errno,
-				       "cannot create cgroup '%s/%s'", cg->path,
-				       name);
+			return create_failed(err, cg, name);
 		if (move_self(&p->leaf)) {
 			mp_errf(err, -1, errno, "cannot move into cgroup '%s'",
 				p->leaf.path);
