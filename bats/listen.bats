@@ -325,3 +325,19 @@ hog() {
 		assert_output --partial "cgroup=/$MP_RUN_ID-norm level="
 	done
 }
+
+@test "listen, register: unprivileged, an auto-picked memcg falls through to PSI and says why (-v)" {
+	requires root memcg psi
+	command -v setpriv >/dev/null || skip "no setpriv"
+	local as=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+	# memcg's cgroup.event_control is root's: 77 when asked for by name
+	run --separate-stderr "${as[@]}" "$MPCTL_BIN" listen -b memcg -t 100ms
+	[ "$status" -eq 77 ] || skip "memcg is usable unprivileged here"
+	run --separate-stderr "${as[@]}" "$MPCTL_BIN" listen -v -t 100ms
+	assert_success
+	[[ ${stderr_lines[0]} == "mpctl listen: listening: backend=psi "* ]]
+	[[ ${stderr_lines[1]} == "mpctl listen: note: memcg: cannot open '"*"': Permission denied; fell back to psi"* ]]
+	run --separate-stderr "${as[@]}" "$MPCTL_BIN" register -v -C 1M -- true
+	assert_success
+	[[ $stderr == *"registered: mode=emulated backend=psi "* ]]
+}

@@ -714,31 +714,13 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 	return 0;
 }
 
-int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
-		   struct mp_err *err)
+static int source_open_one(const struct mp_source_cfg *cfg,
+			   const struct mp_target *t, enum mp_backend b,
+			   struct mp_source **out, struct mp_err *err)
 {
-	enum mp_backend b = cfg->backend;
-	const struct mp_target *t = cfg->target;
-	struct mp_target own;
 	struct mp_source *src;
 	int ret;
 
-	if (cfg->psi_set && b != MP_BACKEND_PSI && b != MP_BACKEND_AUTO)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "a psi trigger applies to the psi backend only");
-	if (b == MP_BACKEND_AUTO) {
-		/* --mode and --psi choose their backend */
-		b = cfg->mode_set ? MP_BACKEND_MEMCG :
-		    cfg->psi_set ? MP_BACKEND_PSI :
-		    mp_backend_pick(MP_USE_EVENTS);
-		if (b == MP_BACKEND_AUTO)
-			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-				       "no memory pressure interface: no mempressure, memcg v1 or PSI");
-	}
-	if (!t) {
-		mp_target_resolve(NULL, &own);
-		t = &own;
-	}
 	src = calloc(1, sizeof(*src));
 	if (!src)
 		return mp_errf(err, MP_EXIT_FAILURE, errno, "out of memory");
@@ -771,6 +753,59 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 		return -1;
 	}
 	*out = src;
+	return 0;
+}
+
+int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
+		   struct mp_err *err)
+{
+	enum mp_backend b = cfg->backend;
+	const struct mp_target *t = cfg->target;
+	struct mp_target own;
+	struct mp_err first;
+	bool picked = false;
+
+	if (cfg->psi_set && b != MP_BACKEND_PSI && b != MP_BACKEND_AUTO)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "a psi trigger applies to the psi backend only");
+	if (b == MP_BACKEND_AUTO) {
+		/* --mode and --psi choose their backend */
+		b = cfg->mode_set ? MP_BACKEND_MEMCG :
+		    cfg->psi_set ? MP_BACKEND_PSI :
+		    mp_backend_pick(MP_USE_EVENTS);
+		if (b == MP_BACKEND_AUTO)
+			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+				       "no memory pressure interface: no mempressure, memcg v1 or PSI");
+		picked = !cfg->mode_set && !cfg->psi_set;
+	}
+	if (!t) {
+		mp_target_resolve(NULL, &own);
+		t = &own;
+	}
+	if (!source_open_one(cfg, t, b, out, err))
+		return 0;
+	/*
+	 * A backend chosen for the user that this user may not use (an
+	 * unprivileged caller and a root-owned cgroup.event_control): PSI,
+	 * which takes unprivileged triggers, if it is there; the reason
+	 * becomes the source's note (-v says it)
+	 */
+	if (!picked || b == MP_BACKEND_PSI || err->status != MP_EXIT_NOPERM ||
+	    mp_backend_probe(MP_BACKEND_PSI, NULL))
+		return -1;
+	first = *err;
+	if (source_open_one(cfg, t, MP_BACKEND_PSI, out, err)) {
+		*err = first;
+		return -1;
+	}
+	{
+		char note[sizeof((*out)->note)];
+
+		snprintf(note, sizeof(note), "%s: %s; fell back to psi%s%s",
+			 mp_backend_name(b), first.msg,
+			 (*out)->note[0] ? "; " : "", (*out)->note);
+		snprintf((*out)->note, sizeof((*out)->note), "%s", note);
+	}
 	return 0;
 }
 

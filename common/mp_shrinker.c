@@ -571,7 +571,8 @@ static int open_emulated(struct mp_shrinker *sh,
 		.backend = cfg->backend,
 		.target = t,
 	};
-	int pfd[2];
+	bool picked = false;
+	int pfd[2], ret;
 
 	sh->mode = MP_SHRINKER_EMULATED;
 	if (emul_policy(sh, cfg, err))
@@ -582,8 +583,17 @@ static int open_emulated(struct mp_shrinker *sh,
 		scfg.backend = mp_backend_pick(MP_USE_EMULATION);
 		if (scfg.backend == MP_BACKEND_AUTO)
 			scfg.backend = MP_BACKEND_PSI;	/* its error, below */
+		picked = true;
 	}
-	if (mp_source_open(&scfg, &sh->src, err)) {
+	ret = mp_source_open(&scfg, &sh->src, err);
+	/* chosen for the user, and not theirs to use: PSI, as listen does */
+	if (ret && picked && scfg.backend != MP_BACKEND_PSI &&
+	    err->status == MP_EXIT_NOPERM &&
+	    !mp_backend_probe(MP_BACKEND_PSI, NULL)) {
+		scfg.backend = MP_BACKEND_PSI;
+		ret = mp_source_open(&scfg, &sh->src, err);
+	}
+	if (ret) {
 		const struct mp_cgroup *mcg = mp_target_cg(t, MP_ROLE_MEMORY);
 		struct mp_target host;
 
