@@ -341,3 +341,13 @@ hog() {
 	assert_success
 	[[ $stderr == *"registered: mode=emulated backend=psi "* ]]
 }
+
+@test "listen: -b psi on a cgroup that exists only in v1 says so (69)" {
+	requires root memcg psi
+	[ -n "$(v2_root)" ] || skip "no cgroup2 beside v1"
+	local dir
+	dir=$(make_memcg v1only)
+	mpctl listen -b psi -c "/$(basename "$dir")" -t 100ms
+	assert_failure 69
+	assert_output "mpctl listen: cgroup '/$(basename "$dir")' exists only in the cgroup v1 memory hierarchy, and PSI is per cgroup on cgroup2 only: use -b memcg, or -c / for system-wide PSI"
+}

@@ -674,8 +674,18 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 	if (mp_backend_probe(MP_BACKEND_PSI, err))
 		return -1;
 	if (have_v2) {
-		if (mp_target_get(t, MP_ROLE_UNIFIED, &cg, err))
+		const struct mp_cgroup *v1;
+
+		if (mp_target_get(t, MP_ROLE_UNIFIED, &cg, err)) {
+			/* PSI is cgroup2's: say where the cgroup is */
+			if (err->errnum == ENOENT &&
+			    !mp_target_get(t, MP_ROLE_MEMORY, &v1, NULL) &&
+			    v1->hier.version == MP_CG_V1)
+				return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+					       "cgroup '%s' exists only in the cgroup v1 memory hierarchy, and PSI is per cgroup on cgroup2 only: use -b memcg, or -c / for system-wide PSI",
+					       t->user);
 			return -1;
+		}
 		src->cg = *cg;
 		snprintf(path, sizeof(path), "%s/memory.pressure", src->cg.dir);
 	}
