@@ -41,15 +41,21 @@ COMMANDS := listen register add stress report
 JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
 JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson)
 
+# CFLAGS, CPPFLAGS, LDFLAGS and LDLIBS are the user's (dpkg-buildflags,
+# "make CFLAGS=..." on the command line): what the build needs goes into
+# MP_* beside them, so that neither replaces the other
 CFLAGS ?= -O2 -g
 # -Werror only where the compiler is known: CI (make check), WERROR=1;
 # expanded when used, so that check's target-specific WERROR applies
 WERROR_FLAGS = $(if $(filter 1,$(WERROR)),-Werror)
-CFLAGS += $(WERROR_FLAGS) -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
+MP_CFLAGS = $(WERROR_FLAGS) -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
 	  -Wshadow -Wformat=2 -Wno-format-truncation -D_GNU_SOURCE -DMPCTL_VERSION='"$(VERSION)"' \
 	  -Icommon -Icmd -Istress $(JANSSON_CFLAGS) $(SANFLAGS)
-LDFLAGS += $(SANFLAGS)
-LDLIBS += $(JANSSON_LIBS) -lz -lpthread -lm
+MP_LDFLAGS = $(SANFLAGS)
+MP_LDLIBS = $(JANSSON_LIBS) -lz -lpthread -lm
+ALL_CFLAGS = $(CPPFLAGS) $(MP_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(MP_LDFLAGS) $(LDFLAGS)
+ALL_LDLIBS = $(LDLIBS) $(MP_LDLIBS)
 
 # ASan + UBSan; any undefined behaviour is fatal (halt at the first report)
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -74,18 +80,18 @@ all: $(O)/mpctl $(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS)
 $(O)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(quiet) CC $@
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(O)/mpctl: $(OBJS)
 	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJS) $(ALL_LDLIBS)
 
 $(O)/mpctl-%: $(O)/mpctl
 	$(Q)ln -sf mpctl $@
 
 $(PROGS): $(O)/%: $(O)/obj/stress/%.o $(O)/obj/stress/engine.o $(COMMON_OBJS)
 	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
 # a static binary for the initramfs (glibc's libc.a, libjansson.a): the
 # objects are compiled with the same flags either way (PIE code links into
@@ -96,12 +102,12 @@ static: $(O)/static/mpctl $(STATIC_PROGS)
 $(O)/static/mpctl: $(OBJS)
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
-	$(Q)$(CC) -static $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+	$(Q)$(CC) -static $(ALL_LDFLAGS) -o $@ $(OBJS) $(ALL_LDLIBS)
 
 $(STATIC_PROGS): $(O)/static/%: $(O)/obj/stress/%.o $(O)/obj/stress/engine.o $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
-	$(Q)$(CC) -static $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) -static $(ALL_LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
@@ -201,7 +207,7 @@ asan:
 # the value parsers on every line of stdin (bats/fuzz/parse.c)
 $(O)/fuzz-parse: $(O)/obj/bats/fuzz/parse.o $(COMMON_OBJS)
 	$(quiet) LD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
 bench: all
 	@for b in $(wildcard bench/*.sh); do $$b || exit 1; done

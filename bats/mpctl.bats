@@ -152,3 +152,14 @@ load helpers
 	run make -C "$ROOT" --no-print-directory -n -B check-host
 	assert_output --partial -- "-Werror"
 }
+
+@test "mpctl: builds with the packager's CFLAGS and CPPFLAGS on the command line (dpkg-buildflags)" {
+	local b=$BATS_TEST_TMPDIR/b
+	run make -C "$ROOT" --no-print-directory O="$b" CFLAGS="-O1 -g" \
+		CPPFLAGS="-D_FORTIFY_SOURCE=2" "$b/mpctl"
+	assert_success
+	# CPPFLAGS reached the compiler: fortified calls are linked
+	nm -D "$b/mpctl" | grep -q '_chk@'
+	run "$b/mpctl" --version
+	assert_success
+}
