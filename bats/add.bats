@@ -135,7 +135,7 @@ setup() {
 		sleep 0.1
 	done
 	run cat "$BATS_TEST_TMPDIR/log"
-	assert_line "mpctl add: the shrinker is gone: the 'mpctl register' that owned it has exited"
+	assert_line "mpctl add: the shrinker is gone: the 'mpctl register' that owned it has exited, or its cgroup was removed"
 	assert_line "wait=1"
 	assert_line --partial "mpctl add: cannot account +5 chunks: the shrinker is gone"
 	assert_line "add=1"
@@ -175,4 +175,29 @@ setup() {
 	assert_line --partial "invalid MPCTL_SHRINKER_FD '0': not the emulated shrinker's pipe"
 	assert_line "st=64"
 	[ "$(cat "$f")" = data ]
+}
+
+@test "add: removing register's cgroup ends add --wait, fails add N, and register exits 1" {
+	requires root memcg
+	local dir name
+	dir=$(make_memcg rm 64M)
+	name=/$(basename "$dir")
+	"$MPCTL_BIN" register -c "$name" -C 1M -- sh -c '
+		$MPCTL add 10; echo "added=$?"
+		$MPCTL add --wait; echo "wait=$?"
+		$MPCTL add 5; echo "add5=$?"' >"$BATS_TEST_TMPDIR/out" 2>&1 &
+	local pid=$! i rc=0
+	MP_PIDS+=("$pid")
+	for ((i = 0; i < 100; i++)); do
+		grep -q added= "$BATS_TEST_TMPDIR/out" && break
+		sleep 0.1
+	done
+	rmdir "$dir"
+	wait_exit "$pid" 20 || rc=$?
+	[ "$rc" -eq 1 ]
+	run cat "$BATS_TEST_TMPDIR/out"
+	assert_line "added=0"
+	assert_line "wait=1"
+	assert_line "add5=1"
+	assert_line "mpctl register: cgroup removed '$name'"
 }

@@ -160,7 +160,7 @@ int cmd_add(int argc, char **argv)
 		mp_shrinker_close(sh);
 		if (err.errnum == EPIPE)
 			mp_errf(&err, MP_EXIT_FAILURE, 0,
-				"cannot account %+lld chunks: the shrinker is gone (the 'mpctl register' that owned it has exited)",
+				"cannot account %+lld chunks: the shrinker is gone (the 'mpctl register' that owned it has exited, or its cgroup was removed)",
 				o.n);
 		return cmd_fail(&err);
 	}
@@ -179,7 +179,7 @@ int cmd_add(int argc, char **argv)
 		mp_shrinker_close(sh);
 		if (err.errnum == EPIPE)
 			mp_errf(&err, MP_EXIT_FAILURE, 0,
-				"the shrinker is gone: the 'mpctl register' that owned it has exited");
+				"the shrinker is gone: the 'mpctl register' that owned it has exited, or its cgroup was removed");
 		return cmd_fail(&err);
 	}
 	if (!ret) {

@@ -334,6 +334,27 @@ fail:
 	_exit(status);
 }
 
+static int exit_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return MP_EXIT_FAILURE;
+}
+
+/* Whether no request can come any more, said once if so. */
+static bool registration_gone(struct mp_shrinker *sh)
+{
+	struct mp_err err;
+	uint64_t chunks;
+
+	if (mp_shrinker_read(sh, &chunks, &err) >= 0)
+		return false;
+	cmd_error("%s", err.msg);
+	return true;
+}
+
 static int run_command(const struct register_opts *o, struct mp_shrinker *sh,
 		       int sfd, const sigset_t *old)
 {
@@ -387,11 +408,11 @@ static int run_command(const struct register_opts *o, struct mp_shrinker *sh,
 		    si.ssi_signo != SIGCHLD)
 			kill(pid, si.ssi_signo);
 	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return MP_EXIT_FAILURE;
+	/* the registration ended under COMMAND (its cgroup was removed) */
+	if (registration_gone(sh))
+		return !WIFEXITED(status) || WEXITSTATUS(status) ?
+		       exit_of(status) : MP_EXIT_FAILURE;
+	return exit_of(status);
 }
 
 int cmd_register(int argc, char **argv)

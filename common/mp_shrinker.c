@@ -413,13 +413,21 @@ static int sample_ms(struct mp_shrinker *sh, int state)
 	return -1;
 }
 
-/* Tell the owner's waits that no request will come any more. */
+/*
+ * Tell the owner's waits that no request will come any more, and the
+ * clients' (mpctl add under register): the pipe's read end is closed, as
+ * when the owner exits, so that their writes fail and their waits end.
+ */
 static void emul_gone(struct mp_shrinker *sh, const char *msg)
 {
 	uint64_t one = 1;
 
 	snprintf(sh->gone_msg, sizeof(sh->gone_msg), "%s", msg);
 	__atomic_store_n(&sh->gone, 1, __ATOMIC_RELEASE);
+	if (sh->pipe_r >= 0) {
+		epoll_ctl(sh->emul_epfd, EPOLL_CTL_DEL, sh->pipe_r, NULL);
+		close_fd(&sh->pipe_r);
+	}
 	if (write(sh->gone_efd, &one, sizeof(one)) != sizeof(one))
 		return;	/* a full eventfd is readable already */
 }
@@ -822,7 +830,7 @@ int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
 			return mp_errf(err, MP_EXIT_FAILURE, errno, "poll");
 		if (pfd[1].revents & (POLLERR | POLLHUP)) {
 			mp_errf(err, MP_EXIT_FAILURE, 0,
-				"the shrinker is gone: its owner has exited");
+				"the shrinker is gone: its owner has exited or its cgroup was removed");
 			if (err)
 				err->errnum = EPIPE;	/* as a write would */
 			return -1;
