@@ -36,7 +36,7 @@ endif
 PKG_CONFIG ?= pkg-config
 O := build
 
-COMMANDS := listen register add stress report
+COMMANDS := listen register add stress report info
 
 JANSSON_CFLAGS := $(shell $(PKG_CONFIG) --cflags jansson 2>/dev/null)
 JANSSON_LIBS := $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null || echo -ljansson)

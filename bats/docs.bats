@@ -6,7 +6,7 @@
 
 load helpers
 
-COMMANDS="listen register add stress report"
+COMMANDS="listen register add stress report info"
 
 # long options a command's --help lists, without argp's own
 help_opts() {

@@ -136,7 +136,7 @@ load helpers
 	run make -C "$ROOT" --no-print-directory install DESTDIR="$d" PREFIX=/usr
 	assert_success
 	run ls "$d/usr/bin"
-	assert_output "$(printf 'mpctl\nmpctl-add\nmpctl-listen\nmpctl-register\nmpctl-report\nmpctl-stress')"
+	assert_output "$(printf 'mpctl\nmpctl-add\nmpctl-info\nmpctl-listen\nmpctl-register\nmpctl-report\nmpctl-stress')"
 	run make -C "$ROOT" --no-print-directory uninstall DESTDIR="$d" PREFIX=/usr
 	assert_success
 	run find "$d" -type f -o -type l
@@ -162,4 +162,33 @@ load helpers
 	nm -D "$b/mpctl" | grep -q '_chk@'
 	run "$b/mpctl" --version
 	assert_success
+}
+
+@test "info: the machine as mpctl sees it, text and JSON from one document, nothing written" {
+	requires jq
+	local t=$BATS_TEST_TMPDIR/root
+	cp -a "$ROOT/bats/fixtures/sysroot/v2-systemd" "$t"
+	local before
+	before=$(find "$t" -newer "$t" | wc -l; find "$t" -type d | wc -l)
+	mpctl info --json --sysroot "$t"
+	assert_success
+	echo "$output" | jq -e '.cgroup_mode == "v2" and
+		.commands.listen == "psi" and .commands.shrinker == "emulated" and
+		(.backends[] | select(.name == "memcg") | .present == false) and
+		.memory.limit_bytes == 536870912 and
+		(.hierarchies[0].cgroup | endswith("session-2.scope"))'
+	mpctl info --sysroot "$t"
+	assert_success
+	assert_line --regexp '^commands +listen=psi register=psi stress=psi shrinker=emulated$'
+	assert_line --regexp '^memory +limit 512(\.0)? MiB'
+	# a patched kernel: the kernel's shrinker is what register would use
+	mpctl info --json --sysroot "$ROOT/bats/fixtures/sysroot/patched-v2"
+	echo "$output" | jq -e '.commands.register == "mempressure" and .commands.shrinker == "kernel"'
+	# no interface at all: reported, not a failure
+	mpctl info --json --sysroot "$ROOT/bats/fixtures/sysroot/bare"
+	assert_success
+	echo "$output" | jq -e '.commands.listen == null and .commands.shrinker == "none"'
+	[ "$before" = "$(find "$t" -newer "$t" | wc -l; find "$t" -type d | wc -l)" ]
+	mpctl info extra
+	assert_failure 64
 }

@@ -66,10 +66,26 @@ split_report() {
 	run grep -E '^\[' "$KEYS"
 	assert_output "$(printf '%s\n' '[mpctl-listen 1]' '[mpctl-register 1]' \
 		'[mpctl-add 1]' '[mpctl-stress 2]' '[mpctl-report 1]' \
-		'[mpctl-report-listen 1]' '[mpctl-report-compare 2]')"
+		'[mpctl-report-listen 1]' '[mpctl-report-compare 2]' \
+		'[mpctl-info 1]')"
 	# no key twice in a section
 	run awk '/^\[/ { s = $0 } /^[a-z]/ { k = s " " $0; sub(/\?$/, "", k); if (c[k]++) print k }' "$KEYS"
 	assert_output ""
+}
+
+@test "schema: info --json, here and on recorded machines" {
+	requires jq
+	local t
+	mpctl info --json
+	assert_success
+	echo "$output" >"$BATS_TEST_TMPDIR/i.json"
+	check_doc "$BATS_TEST_TMPDIR/i.json"
+	for t in hybrid-container v2-systemd patched-v2 bare; do
+		mpctl info --json --sysroot "$ROOT/bats/fixtures/sysroot/$t"
+		assert_success
+		echo "$output" >"$BATS_TEST_TMPDIR/i-$t.json"
+		check_doc "$BATS_TEST_TMPDIR/i-$t.json"
+	done
 }
 
 @test "schema: report --compare" {

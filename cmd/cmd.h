@@ -20,6 +20,7 @@ int cmd_register(int argc, char **argv);
 int cmd_add(int argc, char **argv);
 int cmd_stress(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_info(int argc, char **argv);
 
 /* "mpctl <verb>", set by main() before the command runs */
 extern const char *cmd_name;

@@ -34,6 +34,7 @@ static const struct cmd_struct commands[] = {
 	{ "add", cmd_add, "account reclaimable chunks, wait for requests" },
 	{ "stress", cmd_stress, "allocate under a limit with the shrinker" },
 	{ "report", cmd_report, "run the standard suite, compare reports" },
+	{ "info", cmd_info, "what mpctl finds here, what each command would use" },
 	/* hidden (no help): the process mpctl stress starts for its engine */
 	{ STRESS_ENGINE_APPLET, stress_engine_applet, NULL },
 };

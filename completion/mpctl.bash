@@ -3,13 +3,14 @@
 # The option lists are checked against --help and the man pages by
 # bats/docs.bats.
 
-_mpctl_commands="listen register add stress report"
+_mpctl_commands="listen register add stress report info"
 
 _mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --json --exec --realtime --verbose --sysroot --help --usage --version"
 _mpctl_opts_register="--backend --cgroup --chunk --chunks --count --emulate --help --join --json --keep --timeout --usage --verbose --version"
 _mpctl_opts_add="--help --json --timeout --usage --version --wait"
 _mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-throttle --swap --parent --until-freed --force"
 _mpctl_opts_report="--allow-empty --alpha --compare --duration --help --html --input --json --limit --list --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent"
+_mpctl_opts_info="--cgroup --help --json --pretty --sysroot --usage --version"
 
 _mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker"
 
@@ -71,7 +72,7 @@ _mpctl() {
 		done
 	fi
 	case $cmd in
-	listen|register|add|stress|report) ;;
+	listen|register|add|stress|report|info) ;;
 	*) return ;;
 	esac
 	vals=$(_mpctl_values "$prev")
@@ -111,4 +112,4 @@ _mpctl() {
 	fi
 }
 
-complete -F _mpctl mpctl mpctl-listen mpctl-register mpctl-add mpctl-stress mpctl-report
+complete -F _mpctl mpctl mpctl-listen mpctl-register mpctl-add mpctl-stress mpctl-report mpctl-info
