@@ -128,12 +128,23 @@ static json_t *permissions(const struct mp_target *t)
 	return p;
 }
 
+/* the first line of a small /sys file, null if it is absent */
+static json_t *sys_line(const char *abs)
+{
+	char path[PATH_MAX], buf[128];
+
+	if (mp_read_file(mp_syspath(path, sizeof(path), abs), buf,
+			 sizeof(buf)))
+		return json_null();
+	buf[strcspn(buf, "\n")] = '\0';
+	return json_string(buf);
+}
+
 static json_t *interfaces(const struct mp_target *t)
 {
 	const struct mp_system *sys = mp_system();
 	const struct mp_cgroup *v2 = mp_target_cg(t, MP_ROLE_UNIFIED);
 	struct mp_meminfo mi;
-	char path[PATH_MAX], buf[128];
 	json_t *k = json_object();
 
 	json_object_set_new(k, "psi_system", json_boolean(sys->psi_system));
@@ -144,18 +155,10 @@ static json_t *interfaces(const struct mp_target *t)
 	json_object_set_new(k, "memory_reclaim", v2 && sys->v2_memory ?
 			    json_boolean(mp_cg_has_file(v2, "memory.reclaim")) :
 			    json_null());
-	if (!mp_read_file(mp_syspath(path, sizeof(path),
-				     "/sys/kernel/mm/lru_gen/enabled"),
-			  buf, sizeof(buf)))
-		json_object_set_new(k, "lru_gen", json_string(strtok(buf, "\n")));
-	else
-		json_object_set_new(k, "lru_gen", json_null());
-	if (!mp_read_file(mp_syspath(path, sizeof(path),
-				     "/sys/kernel/mm/transparent_hugepage/enabled"),
-			  buf, sizeof(buf)))
-		json_object_set_new(k, "thp", json_string(strtok(buf, "\n")));
-	else
-		json_object_set_new(k, "thp", json_null());
+	json_object_set_new(k, "lru_gen",
+			    sys_line("/sys/kernel/mm/lru_gen/enabled"));
+	json_object_set_new(k, "thp",
+			    sys_line("/sys/kernel/mm/transparent_hugepage/enabled"));
 	if (!mp_meminfo_read(&mi) && (mi.have & MP_MI_SWAP_TOTAL))
 		json_object_set_new(k, "swap_total_bytes",
 				    json_integer((json_int_t)mi.swap_total));
