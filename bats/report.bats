@@ -54,13 +54,16 @@ png_size() {
 }
 
 @test "report --compare: a report against itself never regresses" {
+	# 'regressed' has OOM-killed runs: 2 latencies a side reach no
+	# verdict, which --allow-unsure accepts (without it: 65, below)
 	for f in base same regressed; do
-		mpctl report --compare "$FIX/report-$f.json" "$FIX/report-$f.json"
+		mpctl report --compare --allow-unsure "$FIX/report-$f.json" \
+			"$FIX/report-$f.json"
 		assert_success
 		assert_output --partial '0 regression(s)'
 		# not even with a threshold of 0
-		mpctl report --compare --threshold 0 "$FIX/report-$f.json" \
-			"$FIX/report-$f.json"
+		mpctl report --compare --allow-unsure --threshold 0 \
+			"$FIX/report-$f.json" "$FIX/report-$f.json"
 		assert_success
 	done
 }
@@ -89,17 +92,33 @@ png_size() {
 	assert_success
 	jq -e '.scenarios[] | select(.name == "shrinker") |
 		.metrics.reclaim_requests.n == 6' "$BATS_TEST_TMPDIR/pooled.json"
+	# the third boot's emulated scenario had an OOM kill that none of
+	# the six pooled runs had: that, and nothing else, is a regression
 	mpctl report --compare "$BATS_TEST_TMPDIR/pooled.json" "$FIX/report-vm612-3.json"
-	assert_success
-	refute_output --partial WORSE
+	assert_failure 1
+	run grep -E 'WORSE$' <<<"$output"
+	assert_output --regexp '^emulated +oom_kills +lower +0 +0 .* WORSE$'
+	[ "${#lines[@]}" -eq 1 ]
 }
 
 @test "report --compare: dropped notifications are a regression, exit 1" {
+	# the "regressed" run was made with --stress-arg=--high=off: told so,
+	# --compare refuses it (65) and names the difference
 	mpctl report --compare "$FIX/report-base.json" "$FIX/report-regressed.json"
+	[ "$status" -eq 65 ]
+	assert_output --partial 'did not measure the same thing (--force compares them anyway): stress_args [] -> ["--high=off"]'
+	# its OOM-killed runs leave two samples of some metrics: no verdict
+	# there, which is 65 unless --allow-unsure
+	mpctl report --compare --force "$FIX/report-base.json" "$FIX/report-regressed.json"
+	[ "$status" -eq 65 ]
+	assert_output --partial "too few runs for a verdict on"
+	mpctl report --compare --force --allow-unsure "$FIX/report-base.json" "$FIX/report-regressed.json"
 	[ "$status" -eq 1 ]
-	assert_line --regexp '^shrinker +reclaim_requests +higher .* WORSE$'
+	# its first OOM kill: a regression whatever the rank test says
+	assert_line --regexp '^shrinker +oom_kills +lower .* WORSE$'
+	assert_line "shrinker: an OOM kill in NEW where no BASE run had one is a regression, whatever the test says"
 	assert_output --regexp '[1-9][0-9]* regression\(s\)'
-	mpctl report --compare --json "$FIX/report-base.json" "$FIX/report-regressed.json"
+	mpctl report --compare --force --allow-unsure --json "$FIX/report-base.json" "$FIX/report-regressed.json"
 	[ "$status" -eq 1 ]
 	echo "$output" | jq -e '
 		.schema.name == "mpctl-report-compare" and .schema.version == 2 and
@@ -112,10 +131,97 @@ png_size() {
 			has("boot_interval") and has("min_effect_pct") and
 			has("min_effect") and has("mde") and has("mde_pct") and
 			has("verdict"))) and
-		([.rows[] | select(.verdict == "worse") | .metric] |
-			index("reclaim_requests") != null) and
+		(.rows[] | select(.metric == "oom_kills" and
+			.scenario == "shrinker") | .verdict == "worse" and
+			.rule == "oom") and
 		(.rows[] | select(.metric == "reclaim_requests" and
-			.scenario == "shrinker") | .better == "higher")'
+			.scenario == "shrinker") | .verdict == "info")'
+}
+
+@test "report --compare: one OOM kill in one of three runs is a regression" {
+	cd "$BATS_TEST_TMPDIR"
+	jq '(.scenarios[] | select(.name == "shrinker") | .runs[1].oom_kills) = 1 |
+		del(.scenarios[].metrics.oom_kills)' "$FIX/report-base.json" > onekill.json
+	mpctl report --compare "$FIX/report-base.json" onekill.json
+	assert_failure 1
+	assert_line --regexp '^shrinker +oom_kills +lower .* WORSE$'
+}
+
+@test "report --compare: a skipped scenario or a dropped metric in NEW is 65 with the names" {
+	cd "$BATS_TEST_TMPDIR"
+	# stress-ng missing in NEW: the hog scenario skipped
+	jq '(.scenarios[] | select(.name == "hog")) |= (.status = "skipped" |
+		.reason = "no stress-ng" | .runs = [] | del(.metrics))' \
+		"$FIX/report-base.json" > skipped.json
+	mpctl report --compare "$FIX/report-base.json" skipped.json
+	assert_failure 65
+	assert_line "mpctl report: 'skipped.json' lacks scenarios that ran in '$FIX/report-base.json': hog"
+	# a metric gone from every run of NEW
+	jq 'del(.scenarios[].runs[].alloc_throughput_bytes_per_s) |
+		del(.scenarios[].metrics.alloc_bytes_per_s)' "$FIX/report-base.json" > nometric.json
+	mpctl report --compare "$FIX/report-base.json" nometric.json
+	assert_failure 65
+	assert_output --partial "lacks metrics of '$FIX/report-base.json': shrinker/alloc_bytes_per_s, hog/alloc_bytes_per_s"
+	run --separate-stderr "$MPCTL_BIN" report --compare --json \
+		"$FIX/report-base.json" nometric.json
+	assert_failure 65
+	echo "$output" | jq -e '.missing_metrics | index("hog/alloc_bytes_per_s") != null'
+}
+
+@test "report --compare: too few runs for a verdict is 65 unless --allow-unsure, even 0 -> 50 OOM kills" {
+	cd "$BATS_TEST_TMPDIR"
+	jq '.scenarios |= map(.runs |= .[:1]) | del(.scenarios[].metrics)' \
+		"$FIX/report-base.json" > one.json
+	jq '.scenarios |= map(.runs |= (.[:1] | map(.oom_kills = 50)))
+		| del(.scenarios[].metrics)' "$FIX/report-base.json" > one50.json
+	mpctl report --compare one.json one.json
+	assert_failure 65
+	assert_output --partial "too few runs for a verdict on"
+	assert_output --partial "--allow-unsure"
+	mpctl report --compare --allow-unsure one.json one.json
+	assert_success
+	# the OOM rule needs no rank test
+	mpctl report --compare --allow-unsure one.json one50.json
+	assert_failure 1
+	assert_line --regexp '^shrinker +oom_kills .* WORSE$'
+}
+
+@test "report --compare: reports of another limit or chunk are refused unless --force" {
+	cd "$BATS_TEST_TMPDIR"
+	jq '.settings.limit_bytes = 268435456' "$FIX/report-base.json" > limit.json
+	mpctl report --compare "$FIX/report-base.json" limit.json
+	assert_failure 65
+	assert_output --partial "limit_bytes 134217728 -> 268435456"
+	jq '(.scenarios[] | select(.name == "shrinker") | .runs[].parameters.chunk_bytes) = 2097152' \
+		"$FIX/report-base.json" > chunk.json
+	mpctl report --compare "$FIX/report-base.json" chunk.json
+	assert_failure 65
+	assert_output --partial "shrinker: parameters.chunk_size_bytes 1048576 -> 2097152"
+	mpctl report --compare --force "$FIX/report-base.json" limit.json
+	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
+}
+
+@test "report --compare: requests half as big, twice as many, are no improvement" {
+	cd "$BATS_TEST_TMPDIR"
+	# the same chunks freed at the same speed per chunk; each request half
+	# as big, so twice as many and half as long each
+	# the stress scenarios' summaries made again from the runs, both sides
+	jq '(.scenarios[] | select(.name != "listen-latency")) |= del(.metrics)' \
+		"$FIX/report-base.json" > base.json
+	jq '(.scenarios[] | select(.name == "shrinker") | .runs[]) |=
+		(.reclaim_requests *= 2 |
+		 .reclaim_latency |= with_entries(if (.value | type) == "number"
+			and .key != "count" then .value /= 2 else . end))' \
+		base.json > halved.json
+	# one boot's base keeps a 50% minimum effect; a pooled base has 5%
+	mpctl report --compare --threshold 10 --json base.json halved.json
+	assert_failure 1
+	echo "$output" | jq -e '
+		[.rows[] | select(.scenario == "shrinker")] as $r |
+		($r[] | select(.metric == "reclaim_requests") | .verdict == "info") and
+		($r[] | select(.metric == "chunks_per_request") | .verdict == "worse") and
+		($r[] | select(.metric == "request_latency_p50_ns") | .verdict == "info") and
+		([$r[] | select(.verdict == "better")] | length == 0)'
 }
 
 @test "report --compare: a 6.12 that drops shrinker requests is flagged, a third real run is not" {
@@ -137,7 +243,8 @@ png_size() {
 	mpctl report --compare "$BATS_TEST_TMPDIR/base.json" \
 		"$FIX/report-vm612-R-dropped.json"
 	[ "$status" -eq 1 ]
-	assert_line --regexp '^kernel-shrinker +reclaim_requests +higher .* WORSE$'
+	# requests are shown, not judged: their number moves with their size
+	assert_line --regexp '^kernel-shrinker +reclaim_requests +higher .* info$'
 	assert_line --regexp '^kernel-shrinker +chunks_freed +higher .* WORSE$'
 	# only the scenario in which the kernel asks: with the early warning
 	# the kernel never asks, so the others must not change
@@ -150,12 +257,12 @@ png_size() {
 }
 
 @test "report --compare: a threshold above every change passes" {
-	mpctl report --compare --threshold 100000 "$FIX/report-base.json" \
-		"$FIX/report-regressed.json"
+	mpctl report --compare --force --allow-unsure --threshold 100000 \
+		"$FIX/report-base.json" "$FIX/report-regressed.json"
 	# min. changes stay: only metrics past both may still trip
 	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
-	mpctl report --compare --threshold 100000 --json "$FIX/report-base.json" \
-		"$FIX/report-regressed.json"
+	mpctl report --compare --force --allow-unsure --threshold 100000 --json \
+		"$FIX/report-base.json" "$FIX/report-regressed.json"
 	echo "$output" | jq -e '.rows | all(.min_effect_pct == 100000)'
 }
 
@@ -177,7 +284,7 @@ png_size() {
 	assert_output --partial "cannot open '/nonexistent.json'"
 }
 
-# a report of one scenario "s" whose runs have reclaim_requests VALUES,
+# a report of one scenario "s" whose runs have chunks_freed VALUES,
 # run i of boot (i / PER) + 1 (PER 0: no boot tags)
 synth() {
 	local per=$1
@@ -185,7 +292,7 @@ synth() {
 	jq -n --argjson per "$per" --argjson v "[$(IFS=,; echo "$*")]" '{
 		schema: {name: "mpctl-report", version: 1},
 		scenarios: [{name: "s", status: "ok",
-			runs: [$v | to_entries[] | {reclaim_requests: .value} +
+			runs: [$v | to_entries[] | {chunks_freed: .value} +
 				(if $per > 0 then {boot: ((.key / $per | floor) + 1)}
 				 else {} end)]}]}'
 }
@@ -231,6 +338,9 @@ synth() {
 	# 3 against 3 runs: 0.05 at best, unsure at --alpha 0.01
 	synth 0 100 101 102 > b3.json
 	mpctl report --compare --alpha 0.01 --json b3.json worse.json
+	assert_failure 65
+	run --separate-stderr "$MPCTL_BIN" report --compare --alpha 0.01 \
+		--allow-unsure --json b3.json worse.json
 	assert_success
 	echo "$output" | jq -e '.unsure == 1 and .rows[0].verdict == "unsure" and
 		.rows[0].mde == null'
@@ -337,7 +447,7 @@ synth() {
 		--json -o "$BATS_TEST_TMPDIR/r.json" --svg "$BATS_TEST_TMPDIR/r.svg"
 	[ "$status" -ne 69 ] || skip "no pressure interface"
 	assert_success
-	jq -e --arg v "$("$MPCTL_BIN" --version | awk '{ print $2 }')" '
+	jq -e --arg v "$("$MPCTL_BIN" --version | awk 'NR == 1 { print $2 }')" '
 		.schema == {"name": "mpctl-report", "version": 1} and
 		.mpctl_version == $v and .complete == true and
 		(has("interrupted_by") | not) and
@@ -362,7 +472,9 @@ synth() {
 	' "$BATS_TEST_TMPDIR/r.json"
 	# no cgroup of the run is left behind
 	! ls -d /sys/fs/cgroup/*/mpctl-report-* /sys/fs/cgroup/mpctl-report-* 2>/dev/null
-	mpctl report --compare "$BATS_TEST_TMPDIR/r.json" "$BATS_TEST_TMPDIR/r.json"
+	# two runs a side reach no verdict: accepted when told so
+	mpctl report --compare --allow-unsure "$BATS_TEST_TMPDIR/r.json" \
+		"$BATS_TEST_TMPDIR/r.json"
 	assert_success
 	if command -v rsvg-convert >/dev/null; then
 		rsvg-convert -o "$BATS_TEST_TMPDIR/r.png" "$BATS_TEST_TMPDIR/r.svg"
@@ -460,8 +572,9 @@ synth() {
 @test "report: a failure before the end leaves an existing file untouched" {
 	local d=$BATS_TEST_TMPDIR
 	echo data >"$d/f"
-	mpctl report --input "$d/missing.json" -o "$d/f" --svg "$d/f"
+	mpctl report --input "$d/missing.json" -o "$d/f" --svg "$d/g"
 	[ "$status" -eq 1 ]
+	[ ! -e "$d/g" ]
 	[ "$(cat "$d/f")" = data ]
 	[ -z "$(ls -A "$d" | grep '^\.')" ]
 	mpctl report --input "$FIX/report-base.json" -o "$d"
@@ -507,4 +620,16 @@ synth() {
 		cg=$(jq -r '.scenarios[0].runs[0].cgroup' "$d/r.json")
 		[ ! -d "$(memcg_root)$cg" ]
 	done
+}
+
+@test "report: a report in which nothing ran exits 65, unless --allow-empty" {
+	requires root
+	! mp_have_controller mempressure || skip "a patched kernel runs kernel-shrinker"
+	mpctl report -s kernel-shrinker -d 1s -r 1 --json
+	assert_failure 65
+	assert_line --partial "no scenario ran (every one was skipped): nothing measured (--allow-empty accepts it)"
+	run --separate-stderr "$MPCTL_BIN" report -s kernel-shrinker -d 1s -r 1 \
+		--json --allow-empty
+	assert_success
+	echo "$output" | jq -e '.scenarios[0].status == "skipped"'
 }

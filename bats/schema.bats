@@ -90,7 +90,8 @@ split_report() {
 
 @test "schema: report --compare" {
 	requires jq
-	mpctl report --compare --json "$ROOT/bats/fixtures/report-base.json" \
+	run --separate-stderr "$MPCTL_BIN" report --compare --force \
+		--allow-unsure --json "$ROOT/bats/fixtures/report-base.json" \
 		"$ROOT/bats/fixtures/report-regressed.json"
 	echo "$output" >"$BATS_TEST_TMPDIR/cmp.json"
 	check_doc "$BATS_TEST_TMPDIR/cmp.json"

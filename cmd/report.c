@@ -35,6 +35,8 @@ struct report_opts {
 	double threshold;	/* < 0: per-metric defaults */
 	double alpha;		/* --compare's significance level */
 	bool allow_empty;
+	bool allow_unsure;
+	bool force;
 	const char *args[2];
 	int nr_args;
 };
@@ -50,6 +52,8 @@ enum {
 	OPT_PARENT,
 	OPT_ALPHA,
 	OPT_ALLOW_EMPTY,
+	OPT_ALLOW_UNSURE,
+	OPT_FORCE,
 };
 
 static const struct argp_option options[] = {
@@ -77,6 +81,12 @@ static const struct argp_option options[] = {
 	  "(default: per metric, see mpctl-report(1))", 0 },
 	{ "alpha", OPT_ALPHA, "P", 0,
 	  "one-sided significance level of a verdict (default 0.05)", 0 },
+	{ "allow-unsure", OPT_ALLOW_UNSURE, NULL, 0,
+	  "with --compare: too few runs for a verdict on a metric is not a "
+	  "failure (exit 65 otherwise)", 0 },
+	{ "force", OPT_FORCE, NULL, 0,
+	  "with --compare: compare reports whose parameters differ (limit, "
+	  "duration, chunk, threads, ...; refused with 65 otherwise)", 0 },
 	{ "allow-empty", OPT_ALLOW_EMPTY, NULL, 0,
 	  "compare even when a report is incomplete, has a failed or "
 	  "missing scenario, no scenario that ran, or no metrics", 0 },
@@ -167,6 +177,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_ALLOW_EMPTY:
 		o->allow_empty = true;
 		break;
+	case OPT_ALLOW_UNSURE:
+		o->allow_unsure = true;
+		break;
+	case OPT_FORCE:
+		o->force = true;
+		break;
 	case OPT_SVG:
 		if (!*arg)
 			cmd_argerr(state, "empty file name for --svg");
@@ -194,9 +210,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cmd_argerr(state, "--compare takes no --svg, --html, "
 				   "--input, --output or --scenario");
 		if (!o->compare && (o->threshold >= 0 || o->alpha > 0 ||
-				    o->allow_empty))
-			cmd_argerr(state, "--threshold, --alpha and "
-				   "--allow-empty go with --compare");
+				    o->allow_unsure || o->force))
+			cmd_argerr(state, "--threshold, --alpha, "
+				   "--allow-unsure and --force go with "
+				   "--compare");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -396,8 +413,18 @@ static void print_compare(const json_t *cmp)
 	}
 	ms = json_object_get(cmp, "missing_scenarios");
 	json_array_foreach(ms, i, row)
-		printf("scenario '%s' is missing from NEW\n",
+		printf("scenario '%s' ran in BASE, not in NEW\n",
 		       json_string_value(row));
+	ms = json_object_get(cmp, "missing_metrics");
+	json_array_foreach(ms, i, row)
+		printf("metric '%s' is in BASE, not in NEW\n",
+		       json_string_value(row));
+	json_array_foreach(json_object_get(cmp, "rows"), i, row)
+		if (json_object_get(row, "rule"))
+			printf("%s: an OOM kill in NEW where no BASE run had one "
+			       "is a regression, whatever the test says\n",
+			       json_string_value(json_object_get(row,
+								 "scenario")));
 	printf("(medians; p: one-sided rank-sum test, a verdict needs p <= "
 	       "%g, a new median beyond the base's boot-to-boot interval, "
 	       "and beyond its every run by the minimum effect; mde: the "
@@ -524,6 +551,71 @@ static void summarize_all(json_t *doc)
 		mp_report_summarize(sc);
 }
 
+static bool report_signal_seen(void)
+{
+	return report_suite_signal() != 0;
+}
+
+/* no scenario of the report has the status "ok" */
+static bool nothing_ran(const json_t *doc)
+{
+	const json_t *sc;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "scenarios"), i, sc) {
+		const char *st = json_string_value(json_object_get(sc,
+								  "status"));
+
+		if (st && !strcmp(st, "ok"))
+			return false;
+	}
+	return true;
+}
+
+/* names of a JSON array of strings, "a, b, c", into buf */
+static const char *names(const json_t *arr, char *buf, size_t len)
+{
+	const json_t *v;
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(arr, i, v)
+		if (used < len)
+			used += snprintf(buf + used, len - used, "%s%s",
+					 i ? ", " : "", json_string_value(v));
+	return buf;
+}
+
+/*
+ * A gate that can fail: data BASE has and NEW lacks, and verdicts the
+ * runs are too few to reach, are errors (65) before any regression (1)
+ */
+static int compare_status(const struct report_opts *o, const json_t *cmp)
+{
+	const json_t *ms = json_object_get(cmp, "missing_scenarios");
+	const json_t *mm = json_object_get(cmp, "missing_metrics");
+	json_int_t unsure = json_integer_value(json_object_get(cmp, "unsure"));
+	char buf[400];
+
+	if (!o->allow_empty && json_array_size(ms)) {
+		cmd_error("'%s' lacks scenarios that ran in '%s': %s",
+			  o->args[1], o->args[0], names(ms, buf, sizeof(buf)));
+		return MP_EXIT_DATAERR;
+	}
+	if (!o->allow_empty && json_array_size(mm)) {
+		cmd_error("'%s' lacks metrics of '%s': %s", o->args[1],
+			  o->args[0], names(mm, buf, sizeof(buf)));
+		return MP_EXIT_DATAERR;
+	}
+	if (!o->allow_unsure && unsure) {
+		cmd_error("too few runs for a verdict on %lld metric(s): more "
+			  "--repeat, or --allow-unsure", (long long)unsure);
+		return MP_EXIT_DATAERR;
+	}
+	return json_integer_value(json_object_get(cmp, "regressions")) ?
+	       MP_EXIT_FAILURE : MP_EXIT_OK;
+}
+
 static int do_compare(const struct report_opts *o)
 {
 	struct mp_compare_opts copts = {
@@ -557,6 +649,11 @@ static int do_compare(const struct report_opts *o)
 		json_decref(cur);
 		return cmd_fail(&err);
 	}
+	if (!o->force && mp_report_alike(base, cur, &err)) {
+		json_decref(base);
+		json_decref(cur);
+		return cmd_fail(&err);
+	}
 	cmp = mp_report_compare(base, cur, &copts, &err);
 	json_decref(base);
 	json_decref(cur);
@@ -566,16 +663,7 @@ static int do_compare(const struct report_opts *o)
 		mp_json_emit(stdout, cmp, o->pretty);
 	else
 		print_compare(cmp);
-	ret = json_integer_value(json_object_get(cmp, "regressions")) ?
-	      MP_EXIT_FAILURE : MP_EXIT_OK;
-	/* a scenario of BASE that NEW lacks is not "no regression" */
-	if (!o->allow_empty &&
-	    json_array_size(json_object_get(cmp, "missing_scenarios"))) {
-		mp_errf(&err, MP_EXIT_DATAERR, 0,
-			"'%s' lacks scenarios of '%s' (missing_scenarios)",
-			o->args[1], o->args[0]);
-		ret = cmd_fail(&err);
-	}
+	ret = compare_status(o, cmp);
 	json_decref(cmp);
 	return ret;
 }
@@ -686,6 +774,13 @@ int cmd_report(int argc, char **argv)
 			      MP_EXIT_FAILURE : 0;
 		else if (!o.json)
 			print_tables(doc);
+	}
+	/* a report in which nothing ran measured nothing: not a success */
+	if (!ret && !failed && !o.input && !o.allow_empty &&
+	    !report_signal_seen() && nothing_ran(doc)) {
+		cmd_error("no scenario ran (every one was skipped): nothing "
+			  "measured (--allow-empty accepts it)");
+		ret = MP_EXIT_DATAERR;
 	}
 	json_decref(doc);
 	if (!ret && failed)

@@ -339,6 +339,9 @@ bool mp_output_same(const char *a, const char *b)
 	char *ca, *cb;
 	bool same;
 
+	/* a device node or a fifo takes each document in turn, as > would */
+	if (!stat(a, &sa) && !S_ISREG(sa.st_mode))
+		return false;
 	if (!strcmp(a, b))
 		return true;
 	if (!stat(a, &sa) && !stat(b, &sb))

@@ -43,8 +43,9 @@ FILE *mp_output_stream(struct mp_output *out, struct mp_err *err);
 int mp_output_commit(struct mp_output *out, struct mp_err *err);
 /* Give up: remove the temporary file; the target is left as it was. */
 void mp_output_abort(struct mp_output *out);
-/* Whether two output names are one file (the same name, a link to it,
- * another spelling of its directory); "-" is stdout. */
+/* Whether two output names are one regular file, or will be (the same
+ * name, a link to it, another spelling of its directory); "-" is stdout.
+ * A device node or a fifo is never "one file": it takes each in turn. */
 bool mp_output_same(const char *a, const char *b);
 
 #endif

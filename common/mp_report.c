@@ -18,21 +18,45 @@
  */
 const struct mp_metric mp_metrics[] = {
 	{ "oom_kills", { "oom_kills" }, MP_BETTER_LOWER, 0, 0, 1, "count",
-	  "processes the OOM killer killed in the run's cgroup" },
-	{ "latency_p50_ns", { "reclaim_latency.p50_ns", "latency.p50_ns" },
+	  "processes the OOM killer killed in the run's cgroup",
+	  .headline = true },
+	/* listen: wake-up to line read */
+	{ "latency_p50_ns", { "latency.p50_ns" },
 	  MP_BETTER_LOWER, 5, 100, 20000, "ns",
-	  "median latency: request read to chunks freed (stress), or "
-	  "wake-up to line read (listen)" },
-	{ "latency_p99_ns", { "reclaim_latency.p99_ns", "latency.p99_ns" },
-	  MP_BETTER_LOWER, 10, 200, 100000, "ns", "99th percentile latency" },
-	{ "latency_max_ns", { "reclaim_latency.max_ns", "latency.max_ns" },
-	  MP_BETTER_LOWER, 25, 400, 1000000, "ns", "worst latency" },
+	  "median latency: wake-up to line read (listen)", .headline = true },
+	{ "latency_p99_ns", { "latency.p99_ns" },
+	  MP_BETTER_LOWER, 10, 200, 100000, "ns",
+	  "99th percentile latency (listen)" },
+	{ "latency_max_ns", { "latency.max_ns" },
+	  MP_BETTER_LOWER, 25, 400, 1000000, "ns", "worst latency (listen)" },
+	/*
+	 * stress: request read to chunks freed. A request half as big takes
+	 * half as long and is no improvement: shown, not judged; what is
+	 * judged is chunks_freed, chunks_per_request and the throughput
+	 */
+	{ "request_latency_p50_ns", { "reclaim_latency.p50_ns" },
+	  MP_BETTER_LOWER, 5, 100, 20000, "ns",
+	  "median time from a request read to its chunks freed (not judged)",
+	  .info = true },
+	{ "request_latency_p99_ns", { "reclaim_latency.p99_ns" },
+	  MP_BETTER_LOWER, 10, 200, 100000, "ns",
+	  "99th percentile of the same (not judged)", .info = true },
 	{ "peak_usage_ratio", { "peak_usage_ratio" }, MP_BETTER_LOWER, 1, 10,
 	  0.01, "ratio", "peak usage / limit (computed)" },
 	{ "chunks_freed", { "chunks_freed" }, MP_BETTER_HIGHER, 2, 50, 1,
-	  "count", "chunks the shrinker had freed on request" },
+	  "count", "chunks the shrinker had freed on request",
+	  .headline = true },
+	/*
+	 * A kernel that splits one request in two doubles this and halves
+	 * each request's latency for the same memory back: the outcome is
+	 * chunks_freed, the efficiency chunks_per_request
+	 */
 	{ "reclaim_requests", { "reclaim_requests" }, MP_BETTER_HIGHER, 2, 50, 1,
-	  "count", "reclaim requests the program received" },
+	  "count", "reclaim requests the program received (not judged)",
+	  .info = true },
+	{ "chunks_per_request", { NULL }, MP_BETTER_HIGHER, 5, 50, 0.5,
+	  "ratio", "chunks freed per request: fewer wake-ups for the same "
+	  "memory is better (computed)", .headline = true },
 	/*
 	 * Level events count threshold crossings, which a boot's page
 	 * layout moves: 21-25% boot to boot on 6.12 in the deterministic
@@ -45,9 +69,10 @@ const struct mp_metric mp_metrics[] = {
 	  10000000, "ns", "time from the start to the first event (listen)" },
 	{ "alloc_bytes_per_s", { "alloc_throughput_bytes_per_s" },
 	  MP_BETTER_HIGHER, 2, 50, 1048576, "bytes/s",
-	  "allocation throughput of the stress engine" },
+	  "allocation throughput of the stress engine", .headline = true },
 	{ "swap_growth_bytes", { "swap_growth_bytes" }, MP_BETTER_LOWER, 5, 50,
-	  1048576, "bytes", "swap used at the end minus at the start" },
+	  1048576, "bytes", "swap used at the end minus at the start",
+	  .headline = true },
 	{ "hog_bogo_ops", { "hog.bogo_ops" }, MP_BETTER_HIGHER, 2, 50, 1,
 	  "count", "the stress-ng hog's bogo operations" },
 };
@@ -165,6 +190,16 @@ static int derived(const json_t *run, const char *name, double *v)
 		    mp_json_path_num(run, "limit_bytes", &limit) || limit <= 0)
 			return -1;
 		*v = round(peak / limit * 1000) / 1000;
+		return 0;
+	}
+	if (!strcmp(name, "chunks_per_request")) {
+		double freed, req;
+
+		if (mp_json_path_num(run, "chunks_freed", &freed) ||
+		    mp_json_path_num(run, "reclaim_requests", &req) ||
+		    req <= 0)
+			return -1;
+		*v = round(freed / req * 100) / 100;
 		return 0;
 	}
 	if (!strcmp(name, "events_total")) {
@@ -574,12 +609,29 @@ out:
 	return row;
 }
 
+static bool ran_ok(const json_t *sc)
+{
+	const char *st = json_string_value(json_object_get(sc, "status"));
+
+	return sc && (!st || !strcmp(st, "ok"));
+}
+
+/* every run of BASE without an OOM kill, and one of NEW with one */
+static bool new_oom_kill(const json_t *bs, const json_t *cs)
+{
+	double bmax, cmax;
+
+	return !mp_json_path_num(bs, "max", &bmax) && bmax == 0 &&
+	       !mp_json_path_num(cs, "max", &cmax) && cmax > 0;
+}
+
 json_t *mp_report_compare(const json_t *base, const json_t *cur,
 			  const struct mp_compare_opts *o,
 			  struct mp_err *err)
 {
-	json_t *doc, *rows, *missing, *bsc, *sc, *csc, *row;
+	json_t *doc, *rows, *missing, *mmetrics, *bsc, *sc, *csc, *row;
 	size_t i, k, worse = 0, better = 0, unsure = 0;
+	char name_metric[256];
 
 	if (mp_report_check(base, "BASE", err) ||
 	    mp_report_check(cur, "NEW", err))
@@ -587,16 +639,18 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 	doc = mp_json_doc(MP_COMPARE_SCHEMA, MP_COMPARE_SCHEMA_VERSION);
 	rows = json_array();
 	missing = json_array();
+	mmetrics = json_array();
 	bsc = json_object_get(base, "scenarios");
 	json_array_foreach(bsc, i, sc) {
 		const char *name = json_string_value(json_object_get(sc,
 								    "name"));
 		json_t *bm = json_object_get(sc, "metrics"), *cm;
 
-		if (!name)
+		/* what did not run in BASE has nothing to lose in NEW */
+		if (!name || !ran_ok(sc))
 			continue;
 		csc = mp_report_scenario(cur, name);
-		if (!csc) {
+		if (!ran_ok(csc)) {
 			json_array_append_new(missing, json_string(name));
 			continue;
 		}
@@ -607,17 +661,35 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 			json_t *cs = json_object_get(cm, m->name);
 			const char *v;
 
-			if (!bs || !cs)
+			if (!bs)
 				continue;
+			if (!cs) {
+				snprintf(name_metric, sizeof(name_metric),
+					 "%s/%s", name, m->name);
+				json_array_append_new(mmetrics,
+						      json_string(name_metric));
+				continue;
+			}
 			row = compare_row(name, m, bs, cs, o);
 			if (!row)
 				continue;
+			if (m->info)
+				json_object_set_new(row, "verdict",
+						    json_string("info"));
+			/* no rank test talks a first OOM kill away */
+			if (!strcmp(m->name, "oom_kills") &&
+			    new_oom_kill(bs, cs)) {
+				json_object_set_new(row, "verdict",
+						    json_string("worse"));
+				json_object_set_new(row, "rule",
+						    json_string("oom"));
+			}
 			v = json_string_value(json_object_get(row, "verdict"));
 			if (!strcmp(v, "worse"))
 				worse++;
 			else if (!strcmp(v, "better"))
 				better++;
-			else if (!strcmp(v, "unsure"))
+			else if (!strcmp(v, "unsure") && m->headline)
 				unsure++;
 			json_array_append_new(rows, row);
 		}
@@ -630,12 +702,93 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 	json_object_set_new(doc, "alpha", json_real(o->alpha));
 	json_object_set_new(doc, "rows", rows);
 	json_object_set_new(doc, "missing_scenarios", missing);
+	json_object_set_new(doc, "missing_metrics", mmetrics);
 	json_object_set_new(doc, "regressions",
 			    json_integer((json_int_t)worse));
 	json_object_set_new(doc, "improvements",
 			    json_integer((json_int_t)better));
 	json_object_set_new(doc, "unsure", json_integer((json_int_t)unsure));
 	return doc;
+}
+
+/* the run parameters that shape a scenario's numbers */
+static const char *const alike_keys[] = {
+	"parameters.chunk_size_bytes", "parameters.threads",
+	"parameters.overcommit", "parameters.swap", "parameters.backend",
+	"parameters.emulate", "parameters.assist", "parameters.hog",
+	"parameters.strategy", "parameters.until_freed", "shrinker", NULL,
+};
+
+/* stress schema 1 named the chunk size "chunk_bytes" */
+static json_t *alike_get(const json_t *run, const char *key)
+{
+	json_t *v = mp_json_path(run, key);
+
+	if (!v && !strcmp(key, "parameters.chunk_size_bytes"))
+		v = mp_json_path(run, "parameters.chunk_bytes");
+	return v;
+}
+
+static void differ(json_t *b, json_t *c, const char *where, const char *key,
+		   char *buf, size_t len)
+{
+	char *sb, *sc;
+	size_t used = strlen(buf);
+
+	if ((!b && !c) || (b && c && json_equal(b, c)) || used >= len - 1)
+		return;
+	/* 2 and 2.0 are one overcommit (jq writes the one as the other) */
+	if (json_is_number(b) && json_is_number(c) &&
+	    json_number_value(b) == json_number_value(c))
+		return;
+	sb = b ? json_dumps(b, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	sc = c ? json_dumps(c, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	snprintf(buf + used, len - used, "%s%s%s %s -> %s", used ? "; " : "",
+		 where, key, sb ? sb : "(none)", sc ? sc : "(none)");
+	free(sb);
+	free(sc);
+}
+
+int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err)
+{
+	static const char *const settings[] = {
+		"limit_bytes", "duration_ns", "stress_args", NULL,
+	};
+	char buf[sizeof(err->msg) - 64] = "", where[160];
+	json_t *bset = json_object_get(base, "settings");
+	json_t *cset = json_object_get(cur, "settings");
+	json_t *sc;
+	size_t i, k;
+
+	for (k = 0; settings[k]; k++)
+		differ(json_object_get(bset, settings[k]),
+		       json_object_get(cset, settings[k]), "", settings[k],
+		       buf, sizeof(buf));
+	json_array_foreach(json_object_get(base, "scenarios"), i, sc) {
+		const char *name = json_string_value(json_object_get(sc,
+								    "name"));
+		json_t *csc = name ? mp_report_scenario(cur, name) : NULL;
+		json_t *br = json_array_get(json_object_get(sc, "runs"), 0);
+		json_t *cr = json_array_get(json_object_get(csc, "runs"), 0);
+
+		if (!br || !cr)
+			continue;
+		/* a listen run's stress document shapes it too */
+		if (json_object_get(br, "stress"))
+			br = json_object_get(br, "stress");
+		if (json_object_get(cr, "stress"))
+			cr = json_object_get(cr, "stress");
+		snprintf(where, sizeof(where), "%s: ", name);
+		for (k = 0; alike_keys[k]; k++)
+			differ(alike_get(br, alike_keys[k]),
+			       alike_get(cr, alike_keys[k]), where,
+			       alike_keys[k], buf, sizeof(buf));
+	}
+	if (buf[0])
+		return mp_errf(err, MP_EXIT_DATAERR, 0,
+			       "the reports did not measure the same thing (--force compares them anyway): %s",
+			       buf);
+	return 0;
 }
 
 int mp_report_usable(const json_t *doc, const char *what, struct mp_err *err)

@@ -42,6 +42,13 @@ struct mp_metric {
 	double min_delta;	/* absolute change below which it is noise */
 	const char *unit;	/* "ns", "bytes", "count", "ratio" */
 	const char *help;
+	/*
+	 * Shown, never judged (verdict "info"): a count that moves with the
+	 * size of each request rather than with the outcome
+	 */
+	bool info;
+	/* an outcome: too few runs for a verdict on it fails the gate */
+	bool headline;
 };
 
 extern const struct mp_metric mp_metrics[];
@@ -79,6 +86,15 @@ struct mp_compare_opts {
 };
 
 /*
+ * Whether two reports measured the same thing: the settings and each
+ * scenario's run parameters that shape the numbers (limit, duration,
+ * chunk, threads, overcommit, swap, backend, emulation, hog, strategy,
+ * the shrinker's mode). 0, or -1 with err (MP_EXIT_DATAERR) naming every
+ * difference ("scenario: key BASE -> NEW; ...").
+ */
+int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err);
+
+/*
  * Compare two reports. Returns the comparison document (schema
  * "mpctl-report-compare" version 2) with "rows": one per metric present
  * in both, "regressions" and "improvements": how many rows have the
@@ -105,6 +121,15 @@ struct mp_compare_opts {
  * smallest detectable shift for NEW's number of runs spread as BASE's,
  * the prediction interval's half-width and the minimum effect; null
  * when the test cannot reach alpha.
+ *
+ * Gates that no rank test can talk away: an OOM kill in NEW where every
+ * BASE run had none makes the oom_kills row "worse" (rule "oom"); a
+ * scenario that ran in BASE and is absent, skipped or failed in NEW is
+ * listed in "missing_scenarios", a metric of such a scenario that NEW
+ * lacks in "missing_metrics" ("scenario/metric"); judged rows that cannot
+ * reach a verdict on a headline metric are counted in "unsure". Metrics
+ * marked info get the
+ * verdict "info".
  */
 json_t *mp_report_compare(const json_t *base, const json_t *cur,
 			  const struct mp_compare_opts *o,
