@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "mp_cgroup.h"
+#include "mp_clock.h"
 #include "mp_err.h"
 
 enum mp_backend {
@@ -109,7 +110,5 @@ const char *mp_source_file(const struct mp_source *src);
 /* Why the source is not what was asked (a fallback), or NULL. */
 const char *mp_source_note(const struct mp_source *src);
 void mp_source_close(struct mp_source *src);
-
-uint64_t mp_now_ns(int clock);
 
 #endif
