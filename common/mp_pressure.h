@@ -19,17 +19,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mp_backend.h"
 #include "mp_cgroup.h"
 #include "mp_clock.h"
 #include "mp_err.h"
-
-enum mp_backend {
-	MP_BACKEND_AUTO = -1,
-	MP_BACKEND_MEMPRESSURE = 0,
-	MP_BACKEND_MEMCG,
-	MP_BACKEND_PSI,
-	MP_BACKEND_NR,
-};
 
 enum mp_level {
 	MP_LEVEL_LOW = 0,
