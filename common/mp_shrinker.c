@@ -103,6 +103,22 @@ const char *mp_shrinker_mode_name(enum mp_shrinker_mode m)
 	return mode_names[m];
 }
 
+uint64_t mp_emul_high_mark(const struct mp_emul_policy *p, uint64_t limit)
+{
+	double hi = p->high > 0 ? p->high : p->high < 0 ?
+		    (p->target > 0 ? p->target : MP_EMUL_TARGET) :
+		    MP_EMUL_HIGH;
+
+	return (uint64_t)((1.0 + hi) / 2 * (double)limit);
+}
+
+bool mp_shrinker_wants_kernel(const struct mp_shrinker_cfg *cfg)
+{
+	return cfg->backend == MP_BACKEND_MEMPRESSURE ||
+	       (cfg->backend == MP_BACKEND_AUTO && !cfg->emulate &&
+		!mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL));
+}
+
 void mp_emul_policy_defaults(struct mp_emul_policy *p)
 {
 	static const double mins[MP_LEVEL_NR] = {
@@ -700,9 +716,7 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 		mp_target_resolve(NULL, &own);
 		t = &own;
 	}
-	if (cfg->backend == MP_BACKEND_MEMPRESSURE ||
-	    (cfg->backend == MP_BACKEND_AUTO && !cfg->emulate &&
-	     !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL))) {
+	if (mp_shrinker_wants_kernel(cfg)) {
 		ret = open_kernel(sh, t, err);
 		if (!ret && cfg->assist)
 			ret = open_assist(sh, cfg, t, err);

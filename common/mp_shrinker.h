@@ -111,6 +111,13 @@ struct mp_emul_policy {
 /* Fill the zero fields of p with the defaults above. */
 void mp_emul_policy_defaults(struct mp_emul_policy *p);
 
+/*
+ * The high mark of an emulated run (a transient cgroup's memory.high, the
+ * usage at which the stress engine's allocators pause): midway between
+ * the policy's high (its target when high is off, < 0) and the limit.
+ */
+uint64_t mp_emul_high_mark(const struct mp_emul_policy *p, uint64_t limit);
+
 struct mp_shrinker_cfg {
 	/*
 	 * MP_BACKEND_AUTO: the kernel's mempressure.shrinker if the
@@ -153,6 +160,13 @@ struct mp_shrinker;
  */
 int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 		     struct mp_shrinker **out, struct mp_err *err);
+
+/*
+ * Whether cfg asks for the kernel's shrinker (mp_shrinker_open()'s
+ * choice): the mempressure backend, or auto without emulate on a kernel
+ * that has it. The one place the choice is made.
+ */
+bool mp_shrinker_wants_kernel(const struct mp_shrinker_cfg *cfg);
 
 /* Readable (POLLIN) when a request is pending. */
 int mp_shrinker_fd(const struct mp_shrinker *sh);

@@ -35,10 +35,14 @@ extern char **environ;
 
 /* ---- the run's cgroups ---- */
 
+/* The kernel's shrinker, on a kernel whose mempressure cgroups we make */
 static bool want_mempressure(const struct stress_run_cfg *cfg)
 {
-	return (cfg->backend == MP_BACKEND_MEMPRESSURE ||
-		(cfg->backend == MP_BACKEND_AUTO && !cfg->emulate)) &&
+	struct mp_shrinker_cfg scfg = {
+		.backend = cfg->backend, .emulate = cfg->emulate,
+	};
+
+	return mp_shrinker_wants_kernel(&scfg) &&
 	       !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL);
 }
 
@@ -587,7 +591,6 @@ static int prepare(struct run *r, struct mp_err *err)
 	};
 	struct mp_meminfo mi;
 	sigset_t mask;
-	double hi;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -613,9 +616,7 @@ static int prepare(struct run *r, struct mp_err *err)
 	if (r->sfd < 0 || r->tfd < 0 || !r->shm)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot set up the run");
-	hi = cfg->high > 0 ? cfg->high : cfg->high < 0 ?
-	     (cfg->target > 0 ? cfg->target : MP_EMUL_TARGET) : MP_EMUL_HIGH;
-	res->high_bytes = (uint64_t)((1.0 + hi) / 2 * (double)cfg->limit);
+	res->high_bytes = mp_emul_high_mark(&scfg.policy, cfg->limit);
 	if (stress_cgroups_setup(&r->c, cfg, res->high_bytes, err))
 		return -1;
 	snprintf(res->cgroup, sizeof(res->cgroup), "%s", r->c.cg.path);
@@ -651,8 +652,8 @@ static int prepare(struct run *r, struct mp_err *err)
 	 */
 	if (res->emulated && !cfg->no_throttle && r->ms.limited) {
 		r->usage_fd = r->ms.usage_fd;
-		r->throttle_bytes = (uint64_t)((1.0 + hi) / 2 *
-					       (double)res->limit);
+		r->throttle_bytes = mp_emul_high_mark(&scfg.policy,
+						      res->limit);
 	}
 	if (!cfg->limit_set && cfg->cgroup)
 		cfg->limit = res->limit;
