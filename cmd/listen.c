@@ -354,29 +354,33 @@ int cmd_listen(int argc, char **argv)
 	struct listen_opts o = {
 		.cfg = { .backend = MP_BACKEND_AUTO, .level = MP_LEVEL_LOW },
 	};
-	struct mp_target target;
+	struct mp_target *target;	/* 56 KB: on the heap */
 	struct mp_waiter w;
 	struct mp_source *src;
 	struct mp_err err;
 	int ret;
 
 	cmd_argp_parse(&listen_argp, argc, argv, &o);
-	mp_target_resolve(o.cgroup, &target);
-	o.cfg.target = &target;
 	ret = check_backend_opts(&o);
 	if (ret)
 		return ret;
+	target = malloc(sizeof(*target));
+	if (!target) {
+		cmd_error("out of memory");
+		return MP_EXIT_FAILURE;
+	}
+	mp_target_resolve(o.cgroup, target);
+	o.cfg.target = target;
 
 	/* signals arrive through a signalfd, so poll() is the only wait */
-	if (mp_waiter_init(&w, 0, &err))
-		return cmd_fail(&err);
-	if (o.realtime && mp_realtime(&err)) {
-		mp_waiter_close(&w);
-		return cmd_fail(&err);
+	if (mp_waiter_init(&w, 0, &err)) {
+		ret = cmd_fail(&err);
+		goto out_target;
 	}
-	if (mp_source_open(&o.cfg, &src, &err)) {
-		mp_waiter_close(&w);
-		return cmd_fail(&err);
+	if ((o.realtime && mp_realtime(&err)) ||
+	    mp_source_open(&o.cfg, &src, &err)) {
+		ret = cmd_fail(&err);
+		goto out_waiter;
 	}
 	if (o.verbose)
 		cmd_error("listening: backend=%s cgroup=%s level=%s file=%s",
@@ -392,6 +396,9 @@ int cmd_listen(int argc, char **argv)
 		w.deadline = mp_now_ns(CLOCK_MONOTONIC) + o.timeout_ns;
 	ret = listen_loop(&o, src, &w);
 	mp_source_close(src);
+out_waiter:
 	mp_waiter_close(&w);
+out_target:
+	free(target);
 	return ret;
 }

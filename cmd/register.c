@@ -40,7 +40,7 @@
 struct register_opts {
 	struct mp_shrinker_cfg cfg;
 	const char *cgroup;	/* NULL: the caller's own */
-	struct mp_target target;
+	struct mp_target *target;	/* 56 KB: on the heap */
 	bool chunk_set;
 	long long chunks;	/* monitor: reclaimable chunks to start with */
 	bool keep;		/* monitor: re-add what was requested */
@@ -300,7 +300,7 @@ static int run_command(const struct register_opts *o, struct mp_shrinker *sh,
 
 	mp_child_init(&c, o->argv);
 	c.sigmask = old;
-	if ((o->join && join(&c, sh, &o->target, &err)) ||
+	if ((o->join && join(&c, sh, o->target, &err)) ||
 	    mp_shrinker_pass(sh, &c, &err) || mp_child_start(&c, &err)) {
 		ret = cmd_fail(&err);
 		goto out;
@@ -342,8 +342,13 @@ int cmd_register(int argc, char **argv)
 	cmd_argp_parse(&register_argp, argc, argv, &o);
 	if (!posix)
 		unsetenv("POSIXLY_CORRECT");
-	mp_target_resolve(o.cgroup, &o.target);
-	o.cfg.target = &o.target;
+	o.target = malloc(sizeof(*o.target));
+	if (!o.target) {
+		cmd_error("out of memory");
+		return MP_EXIT_FAILURE;
+	}
+	mp_target_resolve(o.cgroup, o.target);
+	o.cfg.target = o.target;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -356,11 +361,12 @@ int cmd_register(int argc, char **argv)
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | (o.argv ? 0 : SFD_NONBLOCK));
 	if (sfd < 0) {
 		cmd_error("signalfd: %s", strerror(errno));
-		return MP_EXIT_FAILURE;
+		ret = MP_EXIT_FAILURE;
+		goto out;
 	}
 	if (mp_shrinker_open(&o.cfg, &sh, &err)) {
-		close(sfd);
-		return cmd_fail(&err);
+		ret = cmd_fail(&err);
+		goto out;
 	}
 	if (o.verbose)
 		describe(sh);
@@ -369,6 +375,9 @@ int cmd_register(int argc, char **argv)
 	else
 		ret = monitor(&o, sh, sfd);
 	mp_shrinker_close(sh);
-	close(sfd);
+out:
+	if (sfd >= 0)
+		close(sfd);
+	free(o.target);
 	return ret;
 }

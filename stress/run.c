@@ -332,13 +332,13 @@ out:
 static void hog_results(struct run *r)
 {
 	struct stress_result *res = r->res;
-	char buf[65536], *p;
+	size_t size = 65536;
+	char *buf = malloc(size), *p;
 	ssize_t n = -1, k;
 
-	if (r->hog.yaml_fd >= 0)
-		for (n = 0; (size_t)n < sizeof(buf) - 1; n += k) {
-			k = pread(r->hog.yaml_fd, buf + n,
-				  sizeof(buf) - 1 - n, n);
+	if (r->hog.yaml_fd >= 0 && buf)
+		for (n = 0; (size_t)n < size - 1; n += k) {
+			k = pread(r->hog.yaml_fd, buf + n, size - 1 - n, n);
 			if (k <= 0)
 				break;
 		}
@@ -350,6 +350,7 @@ static void hog_results(struct run *r)
 			res->hog_have_ops = true;
 		}
 	}
+	free(buf);
 	if (r->hog.yaml_fd >= 0)
 		close(r->hog.yaml_fd);
 	r->hog.yaml_fd = -1;
@@ -681,9 +682,7 @@ static int prepare(struct run *r, struct mp_err *err)
 int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 	       struct mp_err *err)
 {
-	struct run r = { .cfg = cfg, .res = res, .sfd = -1, .tfd = -1,
-			 .shm_fd = -1, .usage_fd = -1,
-			 .hog = { .yaml_fd = -1 } };
+	struct run *r = calloc(1, sizeof(*r));	/* 300 KB: not on the stack */
 	struct itimerspec its = {
 		.it_interval = { 0, TICK_NS },
 		.it_value = { 0, TICK_NS },
@@ -691,40 +690,47 @@ int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 	int ret = -1;
 
 	memset(res, 0, sizeof(*res));
-	if (prepare(&r, err))
+	if (!r)
+		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM,
+			       "cannot set up the run");
+	*r = (struct run){ .cfg = cfg, .res = res, .sfd = -1, .tfd = -1,
+			   .shm_fd = -1, .usage_fd = -1,
+			   .hog = { .yaml_fd = -1 } };
+	if (prepare(r, err))
 		goto out;
 	res->start_ns = now_ns();
-	if (start_engine(&r, err))
+	if (start_engine(r, err))
 		goto out;
-	if (cfg->hog && start_hog(&r, err)) {
+	if (cfg->hog && start_hog(r, err)) {
 		res->reason = "failed";
-		finish(&r);
+		finish(r);
 		goto out;
 	}
-	timerfd_settime(r.tfd, 0, &its, NULL);
-	take_sample(&r, now_ns());
-	run_loop(&r);
-	finish(&r);
+	timerfd_settime(r->tfd, 0, &its, NULL);
+	take_sample(r, now_ns());
+	run_loop(r);
+	finish(r);
 	ret = 0;
 out:
-	stop_engine(&r);
-	stop_hog(&r);
-	mp_child_release(&r.engine);
-	mp_child_release(&r.hog.c);
-	if (r.hog.yaml_fd >= 0)
-		close(r.hog.yaml_fd);
-	mp_source_close(r.src);
-	mp_shrinker_close(r.sh);
-	if (r.have_ms)
-		mp_memstat_close(&r.ms);
-	stress_cgroups_remove(&r.c);
-	stress_shared_free(r.shm);
-	if (r.shm_fd >= 0)
-		close(r.shm_fd);
-	if (r.sfd >= 0)
-		close(r.sfd);
-	if (r.tfd >= 0)
-		close(r.tfd);
+	stop_engine(r);
+	stop_hog(r);
+	mp_child_release(&r->engine);
+	mp_child_release(&r->hog.c);
+	if (r->hog.yaml_fd >= 0)
+		close(r->hog.yaml_fd);
+	mp_source_close(r->src);
+	mp_shrinker_close(r->sh);
+	if (r->have_ms)
+		mp_memstat_close(&r->ms);
+	stress_cgroups_remove(&r->c);
+	stress_shared_free(r->shm);
+	if (r->shm_fd >= 0)
+		close(r->shm_fd);
+	if (r->sfd >= 0)
+		close(r->sfd);
+	if (r->tfd >= 0)
+		close(r->tfd);
+	free(r);
 	return ret;
 }
 
