@@ -194,3 +194,50 @@ setup() {
 	[ "$status" -eq 3 ]
 	[ -z "$output" ]
 }
+
+@test "register: a missing COMMAND found through PATH gives 127, also at 5 KB and 70 KB" {
+	requires root
+	local name
+	run -127 "$MPCTL_BIN" register --chunk 1M -- mpctl-no-such-program
+	assert_output --partial "mpctl register: cannot run 'mpctl-no-such-program': No such file or directory"
+	# longer than the child's old message buffer (4 KB) and than a
+	# pipe (64 KB): no overflow, no SIGPIPE (141), the same 127
+	for n in 5000 70000; do
+		name=$(head -c "$n" /dev/zero | tr '\0' x)
+		run -127 "$MPCTL_BIN" register --chunk 1M -- "$name" arg
+		assert_output --partial "mpctl register: cannot run 'xxxx"
+		assert_output --partial "No such file or directory"
+		[ "${#lines[@]}" -eq 1 ]
+	done
+}
+
+@test "register: a 70 KB argument reaches COMMAND whole" {
+	requires root
+	local arg
+	arg=$(head -c 70000 /dev/zero | tr '\0' y)
+	mpctl register --chunk 1M -- sh -c 'echo ${#1}' sh "$arg"
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	assert_success
+	assert_output 70000
+}
+
+@test "register --join: a cgroup that cannot be joined gives 126, the step and the errno" {
+	requires root
+	local cg
+	[ -n "$(v2_root)" ] || skip "no cgroup2 hierarchy"
+	cg=$(make_v2cg join)
+	mkdir "$cg/threaded" "$cg/invalid"
+	MP_CGROUPS+=("$cg/threaded" "$cg/invalid")
+	# a domain sibling of a threaded cgroup is "domain invalid": the
+	# kernel refuses to move a process into it (EOPNOTSUPP)
+	echo threaded > "$cg/threaded/cgroup.type" 2>/dev/null ||
+		skip "cannot make a threaded cgroup here"
+	[ "$(cat "$cg/invalid/cgroup.type")" = "domain invalid" ] ||
+		skip "no domain invalid cgroup"
+	mpctl register --chunk 1M --backend psi --join --cgroup "$cg/invalid" -- \
+		touch "$BATS_TEST_TMPDIR/ran"
+	[ "$status" -ne 69 ] || skip "no psi shrinker here"
+	[ "$status" -eq 126 ]
+	assert_output --partial "mpctl register: cannot run 'touch': cannot join cgroup '$cg/invalid': Operation not supported"
+	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
+}

@@ -244,10 +244,34 @@ stress_cgroups() {
 		--hog "--vm 1 --vm-bytes 192M" --json
 	echo "$output" > "$out"
 	jq -e '.hog.args == "--vm 1 --vm-bytes 192M"' "$out"
+	jq -e '.hog.argv[0:4] == ["stress-ng", "--vm", "1", "--vm-bytes"]' "$out"
 	jq -e '(.hog.oom_kills | type) == "number"' "$out"
 	jq -e '(.hog.bogo_ops | type) == "number"' "$out"
 	jq -e '.oom_kills == 0' "$out"
 	assert_cgroup_gone "$out"
+}
+
+@test "stress --hog: no shell between: \$(...) is an argument, the JSON says what ran" {
+	requires root memcg jq stress-ng
+	local out=$BATS_TEST_TMPDIR/hog.json ran=$BATS_TEST_TMPDIR/ran
+	# stress-ng refuses the method; a shell would have run touch
+	run --separate-stderr "$MPCTL_BIN" stress --duration 1s --json \
+		--hog "--vm 1 --vm-bytes 8M --vm-method '\$(touch $ran)'"
+	echo "$output" > "$out"
+	[ ! -e "$ran" ]
+	jq -e --arg m "\$(touch $ran)" \
+		'.hog.argv[0:7] == ["stress-ng", "--vm", "1", "--vm-bytes",
+				    "8M", "--vm-method", $m]' "$out"
+	jq -e '.hog.argv[7:9] == ["--timeout", "1"]' "$out"
+	jq -e '.hog.exit_status != 0' "$out"
+	assert_cgroup_gone "$out"
+}
+
+@test "stress --hog: an unclosed quote is a usage error" {
+	requires root stress-ng
+	mpctl stress --duration 1s --hog "--vm 1 --vm-method 'x"
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: invalid arguments for --hog '--vm 1 --vm-method 'x': a quote is not closed"
 }
 
 @test "stress: the mempressure backend on a stock kernel is absent (69)" {

@@ -10,12 +10,11 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,12 +26,11 @@
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_sched.h"
+#include "mp_spawn.h"
 #include "mp_wait.h"
 
 #define LISTEN_SCHEMA		"mpctl-listen"
 #define LISTEN_SCHEMA_VERSION	1
-
-extern char **environ;
 
 struct listen_opts {
 	struct mp_source_cfg cfg;
@@ -176,39 +174,31 @@ static json_t *event_json(const struct mp_source *src,
  * Wait for --exec's command without blocking the listener's deadline and
  * signals: on either, the command's process group gets SIGTERM, then
  * SIGKILL after a second, and the caller's next mp_wait() sees the same
- * deadline or pending signal and ends the listener.
+ * deadline or pending signal and ends the listener. 0: it exited, 1: it
+ * was stopped, -1: error.
  */
-static int wait_exec(struct mp_waiter *w, pid_t pid, int *status)
+static int wait_exec(struct mp_waiter *w, struct mp_child *c)
 {
-	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), i, stopped = 0;
-	pid_t r;
+	/* a kernel without pidfds: block, as before them */
+	if (c->pidfd < 0 || mp_wait(w, c->pidfd, POLLIN) == MP_WAIT_READY)
+		return mp_child_wait(c, 0);
+	mp_child_stop(c, SIGTERM, 1000000000ULL);
+	return 1;
+}
 
-	if (pfd < 0) {
-		/* a kernel without pidfds: block, as before */
-		while ((r = waitpid(pid, status, 0)) < 0 && errno == EINTR)
-			;
-		return r == pid ? 0 : -1;
-	}
-	switch (mp_wait(w, pfd, POLLIN)) {
-	case MP_WAIT_READY:
-		break;
-	default:
-		stopped = 1;
-		kill(-pid, SIGTERM);
-		for (i = 0; i < 100; i++) {
-			if (waitpid(pid, status, WNOHANG) == pid) {
-				close(pfd);
-				return stopped;
-			}
-			usleep(10000);
-		}
-		kill(-pid, SIGKILL);
-		break;
-	}
-	close(pfd);
-	while ((r = waitpid(pid, status, 0)) < 0 && errno == EINTR)
-		;
-	return r == pid ? stopped : -1;
+/* *var = the formatted "NAME=value"; 1 (and NULL) when out of memory */
+static int __attribute__((format(printf, 2, 3)))
+env_var(char **var, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(var, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		*var = NULL;
+	return n < 0;
 }
 
 /* Run --exec for one event with the event in the environment. */
@@ -217,84 +207,61 @@ static void run_exec(const struct listen_opts *o, const struct mp_source *src,
 		     struct mp_waiter *w)
 {
 	enum mp_backend b = mp_source_backend(src);
-	char vars[7][PATH_MAX + 64];
 	char *argv[] = { "sh", "-c", (char *)o->exec, NULL };
-	posix_spawnattr_t attr;
-	sigset_t none, deflt;
-	char **envp;
-	size_t n = 0, i;
-	int status;
-	pid_t pid;
+	char *vars[9] = { NULL };
+	struct mp_child c;
+	struct mp_err err;
+	int i, bad = 0;
 
-	while (environ[n])
-		n++;
-	envp = calloc(n + 9, sizeof(*envp));
-	if (!envp) {
-		cmd_error("cannot run '%s': out of memory", o->exec);
-		return;
-	}
-	for (i = 0; i < n; i++)
-		envp[i] = environ[i];
-	snprintf(vars[0], sizeof(vars[0]), "MPCTL_LEVEL=%s",
-		 mp_level_name(ev->level));
-	snprintf(vars[1], sizeof(vars[1]), "MPCTL_BACKEND=%s",
-		 mp_backend_name(b));
-	snprintf(vars[2], sizeof(vars[2]), "MPCTL_CGROUP=%s",
-		 mp_source_cgroup(src)->path);
-	snprintf(vars[3], sizeof(vars[3]), "MPCTL_EVENTS=%" PRIu64, ev->count);
-	snprintf(vars[4], sizeof(vars[4]), "MPCTL_TIME_NS=%" PRIu64,
-		 ev->time_ns);
-	snprintf(vars[5], sizeof(vars[5]), "MPCTL_SEQ=%" PRIu64, seq);
-	snprintf(vars[6], sizeof(vars[6]), "MPCTL_LEVEL_NATIVE=%s",
-		 mp_level_native(b, ev->level));
-	for (i = 0; i < 7; i++)
-		envp[n++] = vars[i];
-	if (json && asprintf(&envp[n], "MPCTL_EVENT_JSON=%s", json) > 0)
-		n++;
-	envp[n] = NULL;
-
-	/* the child gets default signal handling and an empty mask */
-	sigemptyset(&none);
-	sigemptyset(&deflt);
-	sigaddset(&deflt, SIGINT);
-	sigaddset(&deflt, SIGTERM);
-	sigaddset(&deflt, SIGHUP);
-	sigaddset(&deflt, SIGPIPE);
-	posix_spawnattr_init(&attr);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &deflt);
-	/* its own process group, so that a hung command can be stopped */
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
-				 POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-	fflush(stdout);
-	errno = posix_spawn(&pid, "/bin/sh", NULL, &attr, argv, envp);
-	posix_spawnattr_destroy(&attr);
+	bad |= env_var(&vars[0], "MPCTL_LEVEL=%s", mp_level_name(ev->level));
+	bad |= env_var(&vars[1], "MPCTL_BACKEND=%s", mp_backend_name(b));
+	bad |= env_var(&vars[2], "MPCTL_CGROUP=%s",
+		       mp_source_cgroup(src)->path);
+	bad |= env_var(&vars[3], "MPCTL_EVENTS=%" PRIu64, ev->count);
+	bad |= env_var(&vars[4], "MPCTL_TIME_NS=%" PRIu64, ev->time_ns);
+	bad |= env_var(&vars[5], "MPCTL_SEQ=%" PRIu64, seq);
+	bad |= env_var(&vars[6], "MPCTL_LEVEL_NATIVE=%s",
+		       mp_level_native(b, ev->level));
 	if (json)
-		free(envp[n - 1]);
-	free(envp);
-	if (errno) {
-		cmd_error("cannot run '%s': %s", o->exec, strerror(errno));
-		return;
+		bad |= env_var(&vars[7], "MPCTL_EVENT_JSON=%s", json);
+	mp_child_init(&c, argv);
+	c.file = "/bin/sh";
+	c.name = o->exec;
+	/* its own process group, so that a hung command can be stopped */
+	c.pgroup = true;
+	if (bad) {
+		mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "cannot run '%s'",
+			o->exec);
+		cmd_fail(&err);
+		goto out;
 	}
-	switch (wait_exec(w, pid, &status)) {
+	if (mp_child_env(&c, NULL, (const char *const *)vars, &err) ||
+	    mp_child_start(&c, &err)) {
+		cmd_fail(&err);
+		goto out;
+	}
+	switch (wait_exec(w, &c)) {
 	case 0:
 		break;
 	case 1:
 		cmd_error("command '%s' stopped: the listener is exiting",
 			  o->exec);
-		return;
+		goto out;
 	default:
 		cmd_error("cannot wait for '%s': %s", o->exec,
 			  strerror(errno));
-		return;
+		goto out;
 	}
-	if (WIFEXITED(status) && WEXITSTATUS(status))
+	if (WIFEXITED(c.status) && WEXITSTATUS(c.status))
 		cmd_error("command '%s' exited with status %d", o->exec,
-			  WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
+			  WEXITSTATUS(c.status));
+	else if (WIFSIGNALED(c.status))
 		cmd_error("command '%s' killed by signal %d", o->exec,
-			  WTERMSIG(status));
+			  WTERMSIG(c.status));
+out:
+	mp_child_release(&c);
+	for (i = 0; i < 9; i++)
+		free(vars[i]);
 }
 
 static int print_event(const struct listen_opts *o,
@@ -387,29 +354,33 @@ int cmd_listen(int argc, char **argv)
 	struct listen_opts o = {
 		.cfg = { .backend = MP_BACKEND_AUTO, .level = MP_LEVEL_LOW },
 	};
-	struct mp_target target;
+	struct mp_target *target;	/* 56 KB: on the heap */
 	struct mp_waiter w;
 	struct mp_source *src;
 	struct mp_err err;
 	int ret;
 
 	cmd_argp_parse(&listen_argp, argc, argv, &o);
-	mp_target_resolve(o.cgroup, &target);
-	o.cfg.target = &target;
 	ret = check_backend_opts(&o);
 	if (ret)
 		return ret;
+	target = malloc(sizeof(*target));
+	if (!target) {
+		cmd_error("out of memory");
+		return MP_EXIT_FAILURE;
+	}
+	mp_target_resolve(o.cgroup, target);
+	o.cfg.target = target;
 
 	/* signals arrive through a signalfd, so poll() is the only wait */
-	if (mp_waiter_init(&w, 0, &err))
-		return cmd_fail(&err);
-	if (o.realtime && mp_realtime(&err)) {
-		mp_waiter_close(&w);
-		return cmd_fail(&err);
+	if (mp_waiter_init(&w, 0, &err)) {
+		ret = cmd_fail(&err);
+		goto out_target;
 	}
-	if (mp_source_open(&o.cfg, &src, &err)) {
-		mp_waiter_close(&w);
-		return cmd_fail(&err);
+	if ((o.realtime && mp_realtime(&err)) ||
+	    mp_source_open(&o.cfg, &src, &err)) {
+		ret = cmd_fail(&err);
+		goto out_waiter;
 	}
 	if (o.verbose)
 		cmd_error("listening: backend=%s cgroup=%s level=%s file=%s",
@@ -425,6 +396,9 @@ int cmd_listen(int argc, char **argv)
 		w.deadline = mp_now_ns(CLOCK_MONOTONIC) + o.timeout_ns;
 	ret = listen_loop(&o, src, &w);
 	mp_source_close(src);
+out_waiter:
 	mp_waiter_close(&w);
+out_target:
+	free(target);
 	return ret;
 }

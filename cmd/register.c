@@ -30,6 +30,7 @@
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
+#include "mp_spawn.h"
 #include "mp_target.h"
 #include "mp_wait.h"
 
@@ -39,7 +40,7 @@
 struct register_opts {
 	struct mp_shrinker_cfg cfg;
 	const char *cgroup;	/* NULL: the caller's own */
-	struct mp_target target;
+	struct mp_target *target;	/* 56 KB: on the heap */
 	bool chunk_set;
 	long long chunks;	/* monitor: reclaimable chunks to start with */
 	bool keep;		/* monitor: re-add what was requested */
@@ -270,77 +271,19 @@ static int monitor(const struct register_opts *o, struct mp_shrinker *sh,
  * the memory hierarchies where it exists, so that the memory COMMAND uses
  * is charged where the pressure is measured.
  */
-struct join_set {
-	int n;
-	struct mp_cgroup cg[3];
-};
-
-static void join_set_add(struct join_set *js, const struct mp_cgroup *cg)
-{
-	int i;
-
-	for (i = 0; i < js->n; i++)
-		if (!strcmp(js->cg[i].dir, cg->dir))
-			return;
-	if (js->n < 3)
-		js->cg[js->n++] = *cg;
-}
-
-/* The shrinker's cgroup, and the target's memory cgroup where apart. */
-static void join_set_fill(struct join_set *js, const struct mp_shrinker *sh,
-			  const struct mp_target *t)
+static int join(struct mp_child *c, const struct mp_shrinker *sh,
+		const struct mp_target *t, struct mp_err *err)
 {
 	const struct mp_cgroup *cg = mp_shrinker_cgroup(sh);
 	const struct mp_cgroup *mem = mp_target_cg(t, MP_ROLE_MEMORY);
 
-	js->n = 0;
 	if (!cg)
-		return;
-	join_set_add(js, cg);
-	if (mem)
-		join_set_add(js, mem);
-}
-
-/* In the child: join the cgroups, restore signals, exec. Never returns. */
-static void child(const struct register_opts *o, const struct join_set *js,
-		  const sigset_t *old, int errfd)
-{
-	char pid[32], msg[PATH_MAX + 128];
-	int status = 126, fd, len, i;
-
-	snprintf(pid, sizeof(pid), "%d\n", getpid());
-	for (i = 0; o->join && i < js->n; i++) {
-		snprintf(msg, sizeof(msg), "%s/cgroup.procs", js->cg[i].dir);
-		fd = open(msg, O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, pid, strlen(pid)) < 0) {
-			len = snprintf(msg, sizeof(msg),
-				       "cannot join cgroup '%s': %s",
-				       js->cg[i].dir, strerror(errno));
-			goto fail;
-		}
-		close(fd);
-	}
-	signal(SIGPIPE, SIG_DFL);
-	sigprocmask(SIG_SETMASK, old, NULL);
-	execvp(o->argv[0], o->argv);
-	if (errno == ENOENT)
-		status = 127;
-	len = snprintf(msg, sizeof(msg), "cannot run '%s': %s", o->argv[0],
-		       strerror(errno));
-fail:
-	/* the parent prints it, so that messages keep one format */
-	if (write(errfd, msg, len) < 0)
-		_exit(status);
-	_exit(status);
-}
-
-static int exit_of(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return MP_EXIT_FAILURE;
+		return 0;
+	if (mp_child_join(c, cg->dir, err))
+		return -1;
+	if (mem && strcmp(mem->dir, cg->dir))
+		return mp_child_join(c, mem->dir, err);
+	return 0;
 }
 
 /* Whether no request can come any more, said once if so. */
@@ -355,64 +298,41 @@ static bool registration_gone(struct mp_shrinker *sh)
 	return true;
 }
 
+/*
+ * COMMAND, found in $PATH and given the registration before the fork;
+ * SIGINT, SIGTERM and SIGHUP are passed on, SIGCHLD ends the wait.
+ */
 static int run_command(const struct register_opts *o, struct mp_shrinker *sh,
 		       int sfd, const sigset_t *old)
 {
 	struct signalfd_siginfo si;
-	struct join_set js;
+	struct mp_child c;
 	struct mp_err err;
-	char msg[PATH_MAX + 128];
-	int status, p[2];
-	ssize_t n;
-	pid_t pid;
+	int ret;
 
-	if (o->join)
-		join_set_fill(&js, sh, &o->target);
-	if (mp_shrinker_setenv(sh, &err))
-		return cmd_fail(&err);
-	if (pipe2(p, O_CLOEXEC)) {
-		cmd_error("pipe: %s", strerror(errno));
-		return MP_EXIT_FAILURE;
+	mp_child_init(&c, o->argv);
+	c.sigmask = old;
+	if ((o->join && join(&c, sh, o->target, &err)) ||
+	    mp_shrinker_pass(sh, &c, &err) || mp_child_start(&c, &err)) {
+		ret = cmd_fail(&err);
+		goto out;
 	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		cmd_error("fork: %s", strerror(errno));
-		return MP_EXIT_FAILURE;
-	}
-	if (!pid) {
-		close(p[0]);
-		child(o, &js, old, p[1]);
-	}
-	close(p[1]);
-	n = read(p[0], msg, sizeof(msg) - 1);
-	close(p[0]);
-	/* the fds stay open here: the emulator needs them, not the env */
-	mp_shrinker_unsetenv(sh);
-	if (n > 0) {
-		msg[n] = '\0';
-		cmd_error("%s", msg);
-	}
-
-	/* forward SIGINT, SIGTERM and SIGHUP; SIGCHLD ends the wait */
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			break;
-		if (r < 0 && errno != EINTR) {
-			cmd_error("waitpid: %s", strerror(errno));
-			return MP_EXIT_FAILURE;
-		}
+	while (!(ret = mp_child_reap(&c)))
 		if (read(sfd, &si, sizeof(si)) == sizeof(si) &&
 		    si.ssi_signo != SIGCHLD)
-			kill(pid, si.ssi_signo);
+			mp_child_signal(&c, (int)si.ssi_signo);
+	if (ret < 0) {
+		cmd_error("waitpid: %s", strerror(errno));
+		ret = MP_EXIT_FAILURE;
+		goto out;
 	}
+	ret = mp_child_exit_code(c.status);
 	/* the registration ended under COMMAND (its cgroup was removed) */
-	if (registration_gone(sh))
-		return !WIFEXITED(status) || WEXITSTATUS(status) ?
-		       exit_of(status) : MP_EXIT_FAILURE;
-	return exit_of(status);
+	if (registration_gone(sh) && !ret)
+		ret = MP_EXIT_FAILURE;
+out:
+	mp_child_release(&c);
+	return ret;
 }
 
 int cmd_register(int argc, char **argv)
@@ -437,8 +357,13 @@ int cmd_register(int argc, char **argv)
 	cmd_argp_parse(&register_argp, argc, argv, &o);
 	if (!posix)
 		unsetenv("POSIXLY_CORRECT");
-	mp_target_resolve(o.cgroup, &o.target);
-	o.cfg.target = &o.target;
+	o.target = malloc(sizeof(*o.target));
+	if (!o.target) {
+		cmd_error("out of memory");
+		return MP_EXIT_FAILURE;
+	}
+	mp_target_resolve(o.cgroup, o.target);
+	o.cfg.target = o.target;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -451,11 +376,12 @@ int cmd_register(int argc, char **argv)
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | (o.argv ? 0 : SFD_NONBLOCK));
 	if (sfd < 0) {
 		cmd_error("signalfd: %s", strerror(errno));
-		return MP_EXIT_FAILURE;
+		ret = MP_EXIT_FAILURE;
+		goto out;
 	}
 	if (mp_shrinker_open(&o.cfg, &sh, &err)) {
-		close(sfd);
-		return cmd_fail(&err);
+		ret = cmd_fail(&err);
+		goto out;
 	}
 	if (o.verbose)
 		describe(sh);
@@ -464,6 +390,9 @@ int cmd_register(int argc, char **argv)
 	else
 		ret = monitor(&o, sh, sfd);
 	mp_shrinker_close(sh);
-	close(sfd);
+out:
+	if (sfd >= 0)
+		close(sfd);
+	free(o.target);
 	return ret;
 }

@@ -294,6 +294,22 @@ static void fmt_mib(uint64_t b, char *buf, size_t len)
 	snprintf(buf, len, "%.0f MiB", (double)b / (1 << 20));
 }
 
+/* An argv as an array of strings; null when there is none (not run). */
+static json_t *argv_json(char *const *argv)
+{
+	json_t *a;
+
+	if (!argv)
+		return json_null();
+	a = json_array();
+	for (; a && *argv; argv++)
+		if (json_array_append_new(a, mp_json_str(*argv))) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
 static json_t *result_json(const struct stress_run_cfg *o,
 			   const struct stress_result *r)
 {
@@ -422,8 +438,9 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			    json_integer((json_int_t)r->oom_kills));
 	if (o->hog)
 		bad |= json_object_set_new(doc, "hog", json_pack(
-			"{s:o, s:o, s:I, s:o}",
+			"{s:o, s:o, s:o, s:I, s:o}",
 			"args", mp_json_str(o->hog),
+			"argv", argv_json(r->hog_argv),
 			"bogo_ops", r->hog_have_ops ?
 			json_integer((json_int_t)r->hog_bogo_ops) :
 			json_null(),

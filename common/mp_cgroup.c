@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "mp_cgroup.h"
-#include "mp_target.h"
 
 static char sysroot[PATH_MAX];
 static bool sysroot_set;
@@ -298,4 +297,55 @@ int mp_cg_remove(const struct mp_cgroup *cg, int timeout_ms)
 		nanosleep(&ts, NULL);
 		waited += 10;
 	}
+}
+
+bool mp_mount_opt(const char *opts, const char *opt)
+{
+	size_t len = strlen(opt);
+	const char *p = opts;
+
+	while ((p = strstr(p, opt))) {
+		if ((p == opts || p[-1] == ',') &&
+		    (p[len] == ',' || p[len] == '\0'))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+int mp_self_cgroup(const struct mp_hier *h, char *out, size_t len)
+{
+	char path[PATH_MAX], line[4096];
+	int ret = -1;
+	FILE *f;
+
+	if (!mp_syspath(path, sizeof(path), "/proc/self/cgroup"))
+		return -1;
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	errno = ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		char *ctrl, *cgpath, *nl;
+
+		ctrl = strchr(line, ':');
+		if (!ctrl)
+			continue;
+		*ctrl++ = '\0';
+		cgpath = strchr(ctrl, ':');
+		if (!cgpath)
+			continue;
+		*cgpath++ = '\0';
+		nl = strchr(cgpath, '\n');
+		if (nl)
+			*nl = '\0';
+		if (h->version == MP_CG_V2 ? strcmp(line, "0") || *ctrl :
+		    !mp_mount_opt(ctrl, h->controller))
+			continue;
+		snprintf(out, len, "%s", cgpath);
+		ret = 0;
+		break;
+	}
+	fclose(f);
+	return ret;
 }

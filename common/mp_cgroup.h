@@ -72,4 +72,13 @@ int mp_cg_remove(const struct mp_cgroup *cg, int timeout_ms);
 /* Read a whole small file (at most len - 1 bytes, NUL-terminated). */
 int mp_read_file(const char *path, char *buf, size_t len);
 
+/*
+ * The calling process's cgroup in a hierarchy (from /proc/self/cgroup),
+ * as a path in the hierarchy.
+ */
+int mp_self_cgroup(const struct mp_hier *h, char *path, size_t len);
+
+/* opt is one of the comma-separated options (mountinfo's super options). */
+bool mp_mount_opt(const char *opts, const char *opt);
+
 #endif

@@ -167,3 +167,53 @@ const char *mp_fmt_time(uint64_t ns, char *buf, size_t len)
 		 (unsigned int)(ns % 1000000000ULL / 1000));
 	return buf;
 }
+
+char **mp_parse_words(const char *s, int *n)
+{
+	size_t len = strlen(s), max = len / 2 + 2;
+	char **argv, *out, quote;
+	int k = 0;
+
+	argv = malloc(max * sizeof(*argv) + len + 1);
+	if (!argv)
+		return NULL;
+	out = (char *)(argv + max);
+	while (*s) {
+		if (*s == ' ' || *s == '\t' || *s == '\n') {
+			s++;
+			continue;
+		}
+		argv[k++] = out;
+		for (quote = 0; *s; s++) {
+			if (quote == '\'') {
+				if (*s == '\'')
+					quote = 0;
+				else
+					*out++ = *s;
+			} else if (*s == '\\' && s[1] &&
+				   (!quote || s[1] == '"' || s[1] == '\\')) {
+				*out++ = *++s;
+			} else if (quote) {
+				if (*s == '"')
+					quote = 0;
+				else
+					*out++ = *s;
+			} else if (*s == '\'' || *s == '"') {
+				quote = *s;
+			} else if (*s == ' ' || *s == '\t' || *s == '\n') {
+				break;
+			} else {
+				*out++ = *s;
+			}
+		}
+		*out++ = '\0';
+		if (quote) {
+			free(argv);
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	argv[k] = NULL;
+	*n = k;
+	return argv;
+}

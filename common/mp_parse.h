@@ -25,6 +25,15 @@ int mp_parse_duration(const char *s, uint64_t *ns);
 int mp_parse_long(const char *s, long long min, long long max,
 		  long long *val);
 
+/*
+ * Words as a shell splits them, with nothing expanded or run: blanks
+ * separate words; '...' keeps everything, "..." everything but \" and
+ * \\, a backslash outside quotes the next character. A NULL-terminated
+ * array in one allocation (free() it), *n words; NULL with errno EINVAL
+ * for an unterminated quote, ENOMEM.
+ */
+char **mp_parse_words(const char *s, int *n);
+
 /* Format helpers: "1.0 MiB", "250 ms"; buf of at least 32 bytes. */
 const char *mp_fmt_size(uint64_t bytes, char *buf, int len);
 const char *mp_fmt_duration(uint64_t ns, char *buf, int len);

@@ -81,14 +81,6 @@ static const char *const mode_names[] = {
 	[MP_MODE_LOCAL] = "local",
 };
 
-uint64_t mp_now_ns(int clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 const char *mp_backend_name(enum mp_backend b)
 {
 	if (b < 0 || b >= MP_BACKEND_NR)

@@ -19,16 +19,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mp_backend.h"
 #include "mp_cgroup.h"
+#include "mp_clock.h"
 #include "mp_err.h"
-
-enum mp_backend {
-	MP_BACKEND_AUTO = -1,
-	MP_BACKEND_MEMPRESSURE = 0,
-	MP_BACKEND_MEMCG,
-	MP_BACKEND_PSI,
-	MP_BACKEND_NR,
-};
 
 enum mp_level {
 	MP_LEVEL_LOW = 0,
@@ -109,7 +103,5 @@ const char *mp_source_file(const struct mp_source *src);
 /* Why the source is not what was asked (a fallback), or NULL. */
 const char *mp_source_note(const struct mp_source *src);
 void mp_source_close(struct mp_source *src);
-
-uint64_t mp_now_ns(int clock);
 
 #endif

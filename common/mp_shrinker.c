@@ -25,6 +25,7 @@
 #include "mp_memstat.h"
 #include "mp_parse.h"
 #include "mp_shrinker.h"
+#include "mp_spawn.h"
 #include "mp_target.h"
 #include "mp_thread.h"
 
@@ -102,6 +103,22 @@ const char *mp_shrinker_mode_name(enum mp_shrinker_mode m)
 	if (m < MP_SHRINKER_KERNEL_V1 || m > MP_SHRINKER_EMULATED)
 		return "unknown";
 	return mode_names[m];
+}
+
+uint64_t mp_emul_high_mark(const struct mp_emul_policy *p, uint64_t limit)
+{
+	double hi = p->high > 0 ? p->high : p->high < 0 ?
+		    (p->target > 0 ? p->target : MP_EMUL_TARGET) :
+		    MP_EMUL_HIGH;
+
+	return (uint64_t)((1.0 + hi) / 2 * (double)limit);
+}
+
+bool mp_shrinker_wants_kernel(const struct mp_shrinker_cfg *cfg)
+{
+	return cfg->backend == MP_BACKEND_MEMPRESSURE ||
+	       (cfg->backend == MP_BACKEND_AUTO && !cfg->emulate &&
+		!mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL));
 }
 
 void mp_emul_policy_defaults(struct mp_emul_policy *p)
@@ -719,9 +736,7 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 		mp_target_resolve(NULL, &own);
 		t = &own;
 	}
-	if (cfg->backend == MP_BACKEND_MEMPRESSURE ||
-	    (cfg->backend == MP_BACKEND_AUTO && !cfg->emulate &&
-	     !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL))) {
+	if (mp_shrinker_wants_kernel(cfg)) {
 		ret = open_kernel(sh, t, err);
 		if (!ret && cfg->assist)
 			ret = open_assist(sh, cfg, t, err);
@@ -938,17 +953,6 @@ void mp_shrinker_close(struct mp_shrinker *sh)
 
 /* ---- handing the registration to children ---- */
 
-static void set_cloexec(int fd, bool on)
-{
-	int fl;
-
-	if (fd < 0)
-		return;
-	fl = fcntl(fd, F_GETFD);
-	if (fl >= 0)
-		fcntl(fd, F_SETFD, on ? fl | FD_CLOEXEC : fl & ~FD_CLOEXEC);
-}
-
 const char *const *mp_shrinker_env(struct mp_shrinker *sh)
 {
 	snprintf(sh->env[0], sizeof(sh->env[0]), "MPCTL_SHRINKER_EFD=%d",
@@ -973,38 +977,15 @@ const char *const *mp_shrinker_env(struct mp_shrinker *sh)
 	return sh->envp;
 }
 
-int mp_shrinker_setenv(struct mp_shrinker *sh, struct mp_err *err)
+int mp_shrinker_pass(struct mp_shrinker *sh, struct mp_child *c,
+		     struct mp_err *err)
 {
-	const char *const *env = mp_shrinker_env(sh);
-	int i;
-
-	for (i = 0; i < MP_SHRINKER_ENV_NR && env[i]; i++) {
-		char name[64];
-		const char *eq = strchr(env[i], '=');
-
-		snprintf(name, sizeof(name), "%.*s", (int)(eq - env[i]),
-			 env[i]);
-		if (setenv(name, eq + 1, 1))
-			return mp_errf(err, MP_EXIT_FAILURE, errno, "setenv");
-	}
-	if (sh->mode != MP_SHRINKER_KERNEL_V2)
-		set_cloexec(sh->efd, false);
-	set_cloexec(sh->fd, false);
-	set_cloexec(sh->afd, false);
+	if (mp_child_env(c, "MPCTL_SHRINKER_", mp_shrinker_env(sh), err) ||
+	    (sh->mode != MP_SHRINKER_KERNEL_V2 &&
+	     mp_child_keep(c, sh->efd, err)) ||
+	    mp_child_keep(c, sh->fd, err) || mp_child_keep(c, sh->afd, err))
+		return -1;
 	return 0;
-}
-
-void mp_shrinker_unsetenv(struct mp_shrinker *sh)
-{
-	unsetenv("MPCTL_SHRINKER_EFD");
-	unsetenv("MPCTL_SHRINKER_FD");
-	unsetenv("MPCTL_SHRINKER_CHUNK");
-	unsetenv("MPCTL_SHRINKER_BACKEND");
-	unsetenv("MPCTL_SHRINKER_ABI");
-	unsetenv("MPCTL_SHRINKER_AFD");
-	set_cloexec(sh->efd, true);
-	set_cloexec(sh->fd, true);
-	set_cloexec(sh->afd, true);
 }
 
 int mp_shrinker_client(int efd, int fd, uint64_t chunk_size, int abi,

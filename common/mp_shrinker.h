@@ -43,6 +43,8 @@
 #include "mp_err.h"
 #include "mp_pressure.h"
 
+struct mp_child;
+
 /*
  * Emulation policy. A zero field takes the documented default, so
  * "struct mp_emul_policy p = { 0 }" is the default policy.
@@ -109,6 +111,13 @@ struct mp_emul_policy {
 /* Fill the zero fields of p with the defaults above. */
 void mp_emul_policy_defaults(struct mp_emul_policy *p);
 
+/*
+ * The high mark of an emulated run (a transient cgroup's memory.high, the
+ * usage at which the stress engine's allocators pause): midway between
+ * the policy's high (its target when high is off, < 0) and the limit.
+ */
+uint64_t mp_emul_high_mark(const struct mp_emul_policy *p, uint64_t limit);
+
 struct mp_shrinker_cfg {
 	/*
 	 * MP_BACKEND_AUTO: the kernel's mempressure.shrinker if the
@@ -151,6 +160,13 @@ struct mp_shrinker;
  */
 int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 		     struct mp_shrinker **out, struct mp_err *err);
+
+/*
+ * Whether cfg asks for the kernel's shrinker (mp_shrinker_open()'s
+ * choice): the mempressure backend, or auto without emulate on a kernel
+ * that has it. The one place the choice is made.
+ */
+bool mp_shrinker_wants_kernel(const struct mp_shrinker_cfg *cfg);
 
 /* Readable (POLLIN) when a request is pending. */
 int mp_shrinker_fd(const struct mp_shrinker *sh);
@@ -222,16 +238,16 @@ void mp_shrinker_close(struct mp_shrinker *sh);
  *   MPCTL_SHRINKER_AFD      early-warning eventfd beside a kernel
  *                           shrinker (cfg.assist); absent otherwise
  *
- * mp_shrinker_setenv() sets them in the environment and clears FD_CLOEXEC
- * on the fds so that an exec'd child inherits them;
- * mp_shrinker_unsetenv() undoes both. mp_shrinker_env() gives the same
- * "NAME=value" strings (five, six with assist; NULL-terminated, valid
- * until the shrinker is closed), for an envp built by hand.
+ * mp_shrinker_env() gives them as "NAME=value" strings (five, six with
+ * assist; NULL-terminated, valid until the shrinker is closed).
+ * mp_shrinker_pass() hands the registration to a child about to be
+ * started: its environment gets these variables (and no other
+ * MPCTL_SHRINKER_* of ours), and it inherits the fds they name.
  */
 #define MP_SHRINKER_ENV_NR 6
-int mp_shrinker_setenv(struct mp_shrinker *sh, struct mp_err *err);
-void mp_shrinker_unsetenv(struct mp_shrinker *sh);
 const char *const *mp_shrinker_env(struct mp_shrinker *sh);
+int mp_shrinker_pass(struct mp_shrinker *sh, struct mp_child *c,
+		     struct mp_err *err);
 
 /*
  * A client from the inherited fds (the environment above): read, wait,

@@ -33,20 +33,6 @@ static void unescape(char *s)
 	*d = '\0';
 }
 
-static bool has_opt(const char *opts, const char *opt)
-{
-	size_t len = strlen(opt);
-	const char *p = opts;
-
-	while ((p = strstr(p, opt))) {
-		if ((p == opts || p[-1] == ',') &&
-		    (p[len] == ',' || p[len] == '\0'))
-			return true;
-		p += len;
-	}
-	return false;
-}
-
 static bool word_in(const char *list, const char *word)
 {
 	size_t len = strlen(word);
@@ -62,44 +48,6 @@ static bool word_in(const char *list, const char *word)
 	}
 	return false;
 }
-
-int mp_self_cgroup(const struct mp_hier *h, char *out, size_t len)
-{
-	char path[PATH_MAX], line[4096];
-	int ret = -1;
-	FILE *f;
-
-	if (!mp_syspath(path, sizeof(path), "/proc/self/cgroup"))
-		return -1;
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	errno = ENOENT;
-	while (fgets(line, sizeof(line), f)) {
-		char *ctrl, *cgpath, *nl;
-
-		ctrl = strchr(line, ':');
-		if (!ctrl)
-			continue;
-		*ctrl++ = '\0';
-		cgpath = strchr(ctrl, ':');
-		if (!cgpath)
-			continue;
-		*cgpath++ = '\0';
-		nl = strchr(cgpath, '\n');
-		if (nl)
-			*nl = '\0';
-		if (h->version == MP_CG_V2 ? strcmp(line, "0") || *ctrl :
-		    !has_opt(ctrl, h->controller))
-			continue;
-		snprintf(out, len, "%s", cgpath);
-		ret = 0;
-		break;
-	}
-	fclose(f);
-	return ret;
-}
-
 
 /* One cgroup mount of mountinfo that may play a role. */
 struct mount_pick {
@@ -169,10 +117,10 @@ static void scan_mounts(struct mp_hier *mem, struct mount_pick *pmem,
 				   opts);
 		if (strcmp(fstype, "cgroup"))
 			continue;
-		if (has_opt(opts, "memory"))
+		if (mp_mount_opt(opts, "memory"))
 			pick_mount(pmem, mem, MP_CG_V1, "memory", field[3],
 				   field[4], opts);
-		if (has_opt(opts, "mempressure"))
+		if (mp_mount_opt(opts, "mempressure"))
 			pick_mount(pmp, mp, MP_CG_V1, "mempressure", field[3],
 				   field[4], opts);
 	}

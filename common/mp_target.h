@@ -30,7 +30,7 @@
 
 #include "mp_cgroup.h"
 #include "mp_err.h"
-#include "mp_pressure.h"
+#include "mp_backend.h"
 
 enum mp_role {
 	MP_ROLE_MEMORY = 0,
@@ -115,12 +115,6 @@ int mp_target_create(const struct mp_target *parent, const char *name,
 int mp_target_join(const struct mp_target *t, pid_t pid, struct mp_err *err);
 /* Remove what mp_target_create() made, children first; 0 or -1. */
 int mp_target_remove(struct mp_target *t, int timeout_ms);
-
-/*
- * The calling process's cgroup in a hierarchy (from /proc/self/cgroup),
- * as a path in the hierarchy.
- */
-int mp_self_cgroup(const struct mp_hier *h, char *path, size_t len);
 
 /*
  * Names of the cgroups a command creates: "mpctl-<kind>-<pid>-<pidns>"

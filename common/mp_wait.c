@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "mp_pressure.h"
+#include "mp_clock.h"
 #include "mp_wait.h"
 
 int mp_waiter_init(struct mp_waiter *w, uint64_t timeout_ns,

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "engine.h"
-#include "mp_pressure.h"
+#include "mp_clock.h"
 #include "mp_thread.h"
 
 struct alloc_arg {

@@ -36,7 +36,6 @@ struct stress_shared {
 	struct mp_hist latency_chunk;	/* the same per chunk freed */
 	int stop;			/* set by the parent */
 	int state;			/* enum stress_state */
-	int spawn_step, spawn_errno;	/* the engine's start failed */
 	char error[256];
 };
 

@@ -23,6 +23,7 @@
 
 #include "mp_memstat.h"
 #include "mp_parse.h"
+#include "mp_spawn.h"
 #include "mp_target.h"
 #include "run.h"
 
@@ -34,10 +35,14 @@ extern char **environ;
 
 /* ---- the run's cgroups ---- */
 
+/* The kernel's shrinker, on a kernel whose mempressure cgroups we make */
 static bool want_mempressure(const struct stress_run_cfg *cfg)
 {
-	return (cfg->backend == MP_BACKEND_MEMPRESSURE ||
-		(cfg->backend == MP_BACKEND_AUTO && !cfg->emulate)) &&
+	struct mp_shrinker_cfg scfg = {
+		.backend = cfg->backend, .emulate = cfg->emulate,
+	};
+
+	return mp_shrinker_wants_kernel(&scfg) &&
 	       !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL);
 }
 
@@ -116,98 +121,10 @@ void stress_cgroups_remove(struct stress_cgroups *c)
 }
 
 
-/* ---- starting a child without fork()ing a process that runs threads ---- */
-
-/*
- * What a child needs between fork() and execve(), all prepared before the
- * fork: only async-signal-safe calls run there (the emulator and relay
- * threads of the shrinker run in the parent).
- */
-struct spawn {
-	const char *file;
-	char *const *argv;
-	char *const *envp;
-	char procs[2][PATH_MAX + 16];	/* cgroup.procs to join, "" none */
-	int keep[8];			/* fds the child inherits */
-	int nkeep;
-	int *err_step, *err_errno;	/* where a failure is told, or NULL */
-	pid_t parent;
-	sigset_t none;
-};
-
-enum { SPAWN_JOIN = 1, SPAWN_EXEC };
-
-static void spawn_add_cgroup(struct spawn *sp, const struct mp_cgroup *cg)
-{
-	int i = sp->procs[0][0] ? 1 : 0;
-
-	if (cg->dir[0])		/* the host: stay where we are */
-		snprintf(sp->procs[i], sizeof(sp->procs[i]),
-			 "%s/cgroup.procs", cg->dir);
-}
-
-static void spawn_add_fd(struct spawn *sp, int fd)
-{
-	if (fd >= 0 && sp->nkeep < (int)(sizeof(sp->keep) /
-					  sizeof(sp->keep[0])))
-		sp->keep[sp->nkeep++] = fd;
-}
-
-static void __attribute__((noreturn))
-spawn_fail(const struct spawn *sp, int step, int status)
-{
-	if (sp->err_step) {
-		*sp->err_errno = errno;
-		*sp->err_step = step;
-	}
-	_exit(status);
-}
-
-/* The child, in its own process group, never outliving the parent. */
-static pid_t spawn(struct spawn *sp)
-{
-	struct sigaction dfl = { .sa_handler = SIG_DFL };
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-	pid_t pid;
-	size_t i;
-	int fd;
-
-	sp->parent = getpid();
-	sigemptyset(&sp->none);
-	fflush(NULL);
-	pid = fork();
-	if (pid > 0)
-		setpgid(pid, pid);	/* no race with a signal before exec */
-	if (pid)
-		return pid;
-	setpgid(0, 0);	/* Ctrl-C goes to the parent, which stops us */
-	/* the parent alone removes the cgroup */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != sp->parent)
-		_exit(1);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &dfl, NULL);
-	sigprocmask(SIG_SETMASK, &sp->none, NULL);
-	for (i = 0; i < 2; i++) {
-		if (!sp->procs[i][0])
-			continue;
-		/* "0" is the writer itself, on v1 and v2 */
-		fd = open(sp->procs[i], O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, "0", 1) != 1)
-			spawn_fail(sp, SPAWN_JOIN, 126);
-		close(fd);
-	}
-	for (i = 0; i < (size_t)sp->nkeep; i++)
-		if (fcntl(sp->keep[i], F_SETFD, 0))
-			spawn_fail(sp, SPAWN_EXEC, 127);
-	execve(sp->file, sp->argv, sp->envp);
-	spawn_fail(sp, SPAWN_EXEC, 127);
-}
-
 /* ---- the run ---- */
 
 struct hog {
-	pid_t pid;
+	struct mp_child c;
 	int yaml_fd;		/* memfd stress-ng writes its YAML into */
 };
 
@@ -225,11 +142,8 @@ struct run {
 	bool have_ms;
 	uint64_t footprint;		/* chunks the allocators aim at */
 	uint64_t oom_base;
-	pid_t pid;
-	int status;
-	bool engine_exited;
+	struct mp_child engine;
 	struct hog hog;
-	char **envp;			/* the engine's: environ + shrinker */
 	size_t tl_cap;
 	int sfd, tfd;
 };
@@ -240,54 +154,31 @@ static uint64_t now_ns(void)
 }
 
 /*
- * The engine's environment: ours without any MPCTL_SHRINKER_*, and the
- * registration as 'mpctl register' hands it to its command; the fds named
- * there are passed.
+ * The engine, started through /proc/self/exe (no fork without exec): in
+ * its own process group, killed if we die (we alone remove the cgroup),
+ * with the registration as 'mpctl register' hands it to its command.
  */
-static int engine_env(struct run *r, struct spawn *sp, struct mp_err *err)
-{
-	const char *const *reg = mp_shrinker_env(r->sh);
-	static const char pfx[] = "MPCTL_SHRINKER_";
-	size_t n = 0, i, k = 0;
-	const char *eq;
-	long long fd;
-
-	while (environ && environ[n])
-		n++;
-	r->envp = calloc(n + MP_SHRINKER_ENV_NR + 1, sizeof(*r->envp));
-	if (!r->envp)
-		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM,
-			       "cannot set up the run");
-	for (i = 0; i < n; i++)
-		if (strncmp(environ[i], pfx, sizeof(pfx) - 1))
-			r->envp[k++] = environ[i];
-	for (i = 0; reg[i]; i++) {
-		r->envp[k++] = (char *)reg[i];
-		eq = strchr(reg[i], '=');
-		/* ..._EFD, ..._FD, ..._AFD: an fd, -1 for none */
-		if (eq && eq - reg[i] >= 2 && !strncmp(eq - 2, "FD", 2) &&
-		    !mp_parse_long(eq + 1, -1, INT_MAX, &fd))
-			spawn_add_fd(sp, (int)fd);
-	}
-	sp->envp = r->envp;
-	return 0;
-}
-
 static int start_engine(struct run *r, struct mp_err *err)
 {
 	struct stress_run_cfg *cfg = r->cfg;
+	struct mp_child *c = &r->engine;
 	char num[8][24], *argv[ENGINE_ARGS];
-	struct spawn sp = { .file = "/proc/self/exe", .argv = argv,
-			    .err_step = &r->shm->spawn_step,
-			    .err_errno = &r->shm->spawn_errno };
 	int n = 0;
 
-	if (engine_env(r, &sp, err))
+	argv[n++] = "mpctl";
+	argv[n++] = STRESS_ENGINE_APPLET;
+	mp_child_init(c, argv);
+	c->file = "/proc/self/exe";
+	c->name = "/proc/self/exe " STRESS_ENGINE_APPLET;
+	c->pgroup = true;
+	c->pdeathsig = SIGKILL;
+	if (mp_shrinker_pass(r->sh, c, err) ||
+	    mp_child_keep(c, r->shm_fd, err) ||
+	    mp_child_keep(c, r->usage_fd, err) ||
+	    mp_child_join(c, r->c.engine_cg.dir, err) ||
+	    (r->c.have_mp_cg && strcmp(r->c.mp_cg.dir, r->c.cg.dir) &&
+	     mp_child_join(c, r->c.mp_cg.dir, err)))
 		return -1;
-	spawn_add_fd(&sp, r->shm_fd);
-	spawn_add_cgroup(&sp, &r->c.engine_cg);
-	if (r->c.have_mp_cg && strcmp(r->c.mp_cg.dir, r->c.cg.dir))
-		spawn_add_cgroup(&sp, &r->c.mp_cg);
 	snprintf(num[0], sizeof(num[0]), "%d", r->shm_fd);
 	snprintf(num[1], sizeof(num[1]), "%" PRIu64, cfg->chunk);
 	snprintf(num[2], sizeof(num[2]), "%d", cfg->threads);
@@ -296,8 +187,6 @@ static int start_engine(struct run *r, struct mp_err *err)
 	snprintf(num[5], sizeof(num[5]), "%d", cfg->reclaim_rt);
 	snprintf(num[6], sizeof(num[6]), "%d", r->usage_fd);
 	snprintf(num[7], sizeof(num[7]), "%" PRIu64, r->throttle_bytes);
-	argv[n++] = "mpctl";
-	argv[n++] = STRESS_ENGINE_APPLET;
 	argv[n++] = "--shm";
 	argv[n++] = num[0];
 	argv[n++] = "--chunk";
@@ -311,17 +200,13 @@ static int start_engine(struct run *r, struct mp_err *err)
 	argv[n++] = "--reclaim-rt";
 	argv[n++] = num[5];
 	if (r->usage_fd >= 0) {
-		spawn_add_fd(&sp, r->usage_fd);
 		argv[n++] = "--usage-fd";
 		argv[n++] = num[6];
 		argv[n++] = "--high-bytes";
 		argv[n++] = num[7];
 	}
 	argv[n] = NULL;
-	r->pid = spawn(&sp);
-	if (r->pid < 0)
-		return mp_errf(err, MP_EXIT_FAILURE, errno, "fork");
-	return 0;
+	return mp_child_start(c, err);
 }
 
 int stress_engine_applet(int argc, char **argv)
@@ -383,51 +268,77 @@ usage:
 	return MP_EXIT_USAGE;
 }
 
+/*
+ * stress-ng with the words of --hog as its arguments, no shell between:
+ * what runs is what the result records (res->hog_argv).
+ */
 static int start_hog(struct run *r, struct mp_err *err)
 {
-	char *cmd = NULL, *argv[] = { "sh", "-c", NULL, NULL };
-	struct spawn sp = { .file = "/bin/sh", .argv = argv,
-			    .envp = environ };
-	int n;
+	struct mp_child *c = &r->hog.c;
+	char **words, **argv, timeout[24], yaml[40];
+	int n, k = 0, i, ret = -1;
 
+	words = mp_parse_words(r->cfg->hog, &n);
+	if (!words)
+		return mp_errf(err, MP_EXIT_USAGE, errno,
+			       "invalid arguments for --hog '%s'",
+			       r->cfg->hog);
 	/*
 	 * stress-ng's report goes to a memfd, opened by stress-ng through
 	 * /proc/self/fd: nothing in /tmp to leak when we are SIGKILLed.
 	 */
 	r->hog.yaml_fd = memfd_create("mpctl-stress-hog-yaml", MFD_CLOEXEC);
-	if (r->hog.yaml_fd < 0)
+	argv = calloc(n + 7, sizeof(*argv));
+	if (r->hog.yaml_fd < 0 || !argv) {
+		free(words);
+		free(argv);
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot create a memory file for stress-ng");
-	n = asprintf(&cmd, "exec stress-ng %s --timeout %" PRIu64
-		     " --metrics-brief --yaml /proc/self/fd/%d >/dev/null 2>&1",
-		     r->cfg->hog,
-		     (uint64_t)((r->cfg->duration_ns + 999999999ULL) /
-				1000000000ULL),
-		     r->hog.yaml_fd);
-	if (n < 0)
-		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "hog");
-	argv[2] = cmd;
-	spawn_add_fd(&sp, r->hog.yaml_fd);
-	spawn_add_cgroup(&sp, &r->c.hog_cg);
-	r->hog.pid = spawn(&sp);
-	free(cmd);
-	if (r->hog.pid < 0) {
-		r->hog.pid = 0;
-		return mp_errf(err, MP_EXIT_FAILURE, errno, "fork");
 	}
-	return 0;
+	snprintf(timeout, sizeof(timeout), "%" PRIu64,
+		 (uint64_t)((r->cfg->duration_ns + 999999999ULL) /
+			    1000000000ULL));
+	snprintf(yaml, sizeof(yaml), "/proc/self/fd/%d", r->hog.yaml_fd);
+	argv[k++] = "stress-ng";
+	for (i = 0; i < n; i++)
+		argv[k++] = words[i];
+	argv[k++] = "--timeout";
+	argv[k++] = timeout;
+	argv[k++] = "--metrics-brief";
+	argv[k++] = "--yaml";
+	argv[k++] = yaml;
+	mp_child_init(c, argv);
+	c->out = MP_CHILD_NULL;
+	c->err = MP_CHILD_NULL;
+	c->pgroup = true;
+	c->pdeathsig = SIGKILL;
+	if (mp_child_keep(c, r->hog.yaml_fd, err) ||
+	    mp_child_join(c, r->c.hog_cg.dir, err) ||
+	    mp_child_start(c, err))
+		goto out;
+	/* what ran, kept for the result */
+	r->res->hog_argv = mp_argv_dup(argv);
+	if (!r->res->hog_argv) {
+		mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "hog");
+		goto out;
+	}
+	ret = 0;
+out:
+	free(argv);
+	free(words);
+	return ret;
 }
 
 static void hog_results(struct run *r)
 {
 	struct stress_result *res = r->res;
-	char buf[65536], *p;
+	size_t size = 65536;
+	char *buf = malloc(size), *p;
 	ssize_t n = -1, k;
 
-	if (r->hog.yaml_fd >= 0)
-		for (n = 0; (size_t)n < sizeof(buf) - 1; n += k) {
-			k = pread(r->hog.yaml_fd, buf + n,
-				  sizeof(buf) - 1 - n, n);
+	if (r->hog.yaml_fd >= 0 && buf)
+		for (n = 0; (size_t)n < size - 1; n += k) {
+			k = pread(r->hog.yaml_fd, buf + n, size - 1 - n, n);
 			if (k <= 0)
 				break;
 		}
@@ -439,6 +350,7 @@ static void hog_results(struct run *r)
 			res->hog_have_ops = true;
 		}
 	}
+	free(buf);
 	if (r->hog.yaml_fd >= 0)
 		close(r->hog.yaml_fd);
 	r->hog.yaml_fd = -1;
@@ -501,51 +413,27 @@ static void take_sample(struct run *r, uint64_t now)
 	s->requests = __atomic_load_n(&r->shm->requests, __ATOMIC_RELAXED);
 }
 
+/* The children that have exited, reaped: SIGCHLD told us */
 static void reap(struct run *r)
 {
-	int status;
-	pid_t pid;
-
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if (pid == r->pid) {
-			r->status = status;
-			r->engine_exited = true;
-		} else if (pid == r->hog.pid) {
-			r->res->hog_status = status;
-			r->res->hog_exited = true;
-		}
+	if (mp_child_reap(&r->hog.c) > 0 && !r->res->hog_exited) {
+		r->res->hog_status = r->hog.c.status;
+		r->res->hog_exited = true;
 	}
-}
-
-/* Wait for a child for up to ms, then kill its process group. */
-static void stop_child(struct run *r, pid_t pid, bool *exited, int sig,
-		       int ms)
-{
-	struct timespec ts = { 0, 10000000 };
-	int i;
-
-	if (pid <= 0 || *exited)
-		return;
-	if (sig)
-		kill(-pid, sig);
-	for (i = 0; i < ms / 10 && !*exited; i++) {
-		nanosleep(&ts, NULL);
-		reap(r);
-	}
-	if (!*exited) {
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
-		while (!*exited) {
-			nanosleep(&ts, NULL);
-			reap(r);
-		}
-	}
+	mp_child_reap(&r->engine);
 }
 
 static void stop_engine(struct run *r)
 {
-	__atomic_store_n(&r->shm->stop, 1, __ATOMIC_RELAXED);
-	stop_child(r, r->pid, &r->engine_exited, 0, 5000);
+	if (r->shm)
+		__atomic_store_n(&r->shm->stop, 1, __ATOMIC_RELAXED);
+	mp_child_stop(&r->engine, 0, 5000000000ULL);
+}
+
+static void stop_hog(struct run *r)
+{
+	mp_child_stop(&r->hog.c, SIGINT, 5000000000ULL);
+	reap(r);
 }
 
 static void count_event(struct run *r)
@@ -595,8 +483,8 @@ static void run_loop(struct run *r)
 			reap(r);
 			if (*reason)
 				return;
-			if (r->engine_exited) {
-				*reason = WIFSIGNALED(r->status) ?
+			if (r->engine.exited) {
+				*reason = WIFSIGNALED(r->engine.status) ?
 					  "engine_killed" : "engine_failed";
 				return;
 			}
@@ -625,24 +513,6 @@ static void run_loop(struct run *r)
 	}
 }
 
-/* The engine's failure to start, told through the shared memory. */
-static void spawn_error(struct run *r)
-{
-	struct stress_shared *s = r->shm;
-
-	if (!s->spawn_step || s->error[0])
-		return;
-	if (s->spawn_step == SPAWN_JOIN)
-		snprintf(s->error, sizeof(s->error),
-			 "cannot move the engine into cgroup '%s': %s",
-			 r->c.engine_cg.path, strerror(s->spawn_errno));
-	else
-		snprintf(s->error, sizeof(s->error),
-			 "cannot start the engine '/proc/self/exe %s': %s",
-			 STRESS_ENGINE_APPLET, strerror(s->spawn_errno));
-	s->state = STRESS_FAILED;
-}
-
 static void finish(struct run *r)
 {
 	struct stress_result *res = r->res;
@@ -651,8 +521,7 @@ static void finish(struct run *r)
 
 	/* stop the engine, then the hog; wait for both */
 	stop_engine(r);
-	stop_child(r, r->hog.pid, &res->hog_exited, SIGINT, 5000);
-	spawn_error(r);
+	stop_hog(r);
 	res->end_ns = now_ns();
 	take_sample(r, res->end_ns);
 	if (r->c.created &&
@@ -664,7 +533,7 @@ static void finish(struct run *r)
 	if (cg->dir[0] &&
 	    !mp_cg_oom_kills(r->c.engine_created ? &r->c.engine_cg : cg, &v))
 		res->oom_kills = v > r->oom_base ? v - r->oom_base : 0;
-	if (r->hog.pid)
+	if (r->hog.c.pid > 0)
 		hog_results(r);
 	mp_meminfo(NULL, NULL, &res->swap_end);
 	update_events(r);
@@ -674,7 +543,9 @@ static void finish(struct run *r)
 
 int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 {
+	char path[PATH_MAX], **words;
 	uint64_t total, avail;
+	int n;
 
 	if (mp_meminfo(&total, &avail, NULL))
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
@@ -705,9 +576,16 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 					   (uint64_t)cfg->threads * cfg->chunk,
 					   c, sizeof(c)));
 	}
-	if (cfg->hog && system("command -v stress-ng >/dev/null 2>&1"))
+	if (cfg->hog && mp_path_search("stress-ng", path, sizeof(path)))
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 			       "--hog needs stress-ng, which is not installed");
+	words = cfg->hog ? mp_parse_words(cfg->hog, &n) : NULL;
+	free(words);
+	if (cfg->hog && !words)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid arguments for --hog '%s': %s",
+			       cfg->hog, errno == EINVAL ?
+			       "a quote is not closed" : strerror(errno));
 	if (cfg->emulate && cfg->backend == MP_BACKEND_MEMPRESSURE)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "--emulate and --backend mempressure contradict each other");
@@ -728,7 +606,6 @@ static int prepare(struct run *r, struct mp_err *err)
 	};
 	struct mp_meminfo mi;
 	sigset_t mask;
-	double hi;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -754,9 +631,7 @@ static int prepare(struct run *r, struct mp_err *err)
 	if (r->sfd < 0 || r->tfd < 0 || !r->shm)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot set up the run");
-	hi = cfg->high > 0 ? cfg->high : cfg->high < 0 ?
-	     (cfg->target > 0 ? cfg->target : MP_EMUL_TARGET) : MP_EMUL_HIGH;
-	res->high_bytes = (uint64_t)((1.0 + hi) / 2 * (double)cfg->limit);
+	res->high_bytes = mp_emul_high_mark(&scfg.policy, cfg->limit);
 	if (stress_cgroups_setup(&r->c, cfg, res->high_bytes, err))
 		return -1;
 	snprintf(res->cgroup, sizeof(res->cgroup), "%s", r->c.cg.path);
@@ -797,8 +672,8 @@ static int prepare(struct run *r, struct mp_err *err)
 	 */
 	if (res->emulated && !cfg->no_throttle && r->ms.limited) {
 		r->usage_fd = r->ms.usage_fd;
-		r->throttle_bytes = (uint64_t)((1.0 + hi) / 2 *
-					       (double)res->limit);
+		r->throttle_bytes = mp_emul_high_mark(&scfg.policy,
+						      res->limit);
 	}
 	if (!cfg->limit_set && cfg->cgroup)
 		cfg->limit = res->limit;
@@ -826,9 +701,7 @@ static int prepare(struct run *r, struct mp_err *err)
 int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 	       struct mp_err *err)
 {
-	struct run r = { .cfg = cfg, .res = res, .sfd = -1, .tfd = -1,
-			 .shm_fd = -1, .usage_fd = -1,
-			 .hog = { .yaml_fd = -1 } };
+	struct run *r = calloc(1, sizeof(*r));	/* 300 KB: not on the stack */
 	struct itimerspec its = {
 		.it_interval = { 0, TICK_NS },
 		.it_value = { 0, TICK_NS },
@@ -836,39 +709,47 @@ int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 	int ret = -1;
 
 	memset(res, 0, sizeof(*res));
-	if (prepare(&r, err))
+	if (!r)
+		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM,
+			       "cannot set up the run");
+	*r = (struct run){ .cfg = cfg, .res = res, .sfd = -1, .tfd = -1,
+			   .shm_fd = -1, .usage_fd = -1,
+			   .hog = { .yaml_fd = -1 } };
+	if (prepare(r, err))
 		goto out;
 	res->start_ns = now_ns();
-	if (start_engine(&r, err))
+	if (start_engine(r, err))
 		goto out;
-	if (cfg->hog && start_hog(&r, err)) {
+	if (cfg->hog && start_hog(r, err)) {
 		res->reason = "failed";
-		finish(&r);
+		finish(r);
 		goto out;
 	}
-	timerfd_settime(r.tfd, 0, &its, NULL);
-	take_sample(&r, now_ns());
-	run_loop(&r);
-	finish(&r);
+	timerfd_settime(r->tfd, 0, &its, NULL);
+	take_sample(r, now_ns());
+	run_loop(r);
+	finish(r);
 	ret = 0;
 out:
-	if (r.shm)
-		stop_engine(&r);
-	if (r.hog.yaml_fd >= 0)
-		close(r.hog.yaml_fd);
-	mp_source_close(r.src);
-	mp_shrinker_close(r.sh);
-	if (r.have_ms)
-		mp_memstat_close(&r.ms);
-	stress_cgroups_remove(&r.c);
-	stress_shared_free(r.shm);
-	free(r.envp);
-	if (r.shm_fd >= 0)
-		close(r.shm_fd);
-	if (r.sfd >= 0)
-		close(r.sfd);
-	if (r.tfd >= 0)
-		close(r.tfd);
+	stop_engine(r);
+	stop_hog(r);
+	mp_child_release(&r->engine);
+	mp_child_release(&r->hog.c);
+	if (r->hog.yaml_fd >= 0)
+		close(r->hog.yaml_fd);
+	mp_source_close(r->src);
+	mp_shrinker_close(r->sh);
+	if (r->have_ms)
+		mp_memstat_close(&r->ms);
+	stress_cgroups_remove(&r->c);
+	stress_shared_free(r->shm);
+	if (r->shm_fd >= 0)
+		close(r->shm_fd);
+	if (r->sfd >= 0)
+		close(r->sfd);
+	if (r->tfd >= 0)
+		close(r->tfd);
+	free(r);
 	return ret;
 }
 
@@ -877,4 +758,6 @@ void stress_result_free(struct stress_result *res)
 	free(res->tl);
 	res->tl = NULL;
 	res->ntl = 0;
+	free(res->hog_argv);
+	res->hog_argv = NULL;
 }

@@ -106,6 +106,7 @@ struct stress_result {
 	struct stress_shared engine;	/* the engine's numbers at the end */
 	bool hog_exited;
 	int hog_status;
+	char **hog_argv;	/* what ran: stress-ng and its arguments */
 	bool hog_have_ops;
 	uint64_t hog_bogo_ops, hog_oom_kills;
 	struct stress_sample *tl;

@@ -30,6 +30,7 @@
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_report.h"
+#include "mp_spawn.h"
 #include "mp_stats.h"
 #include "mp_target.h"
 #include "suite.h"
@@ -93,69 +94,38 @@ static uint64_t now_mono(void)
 	return mp_now_ns(CLOCK_MONOTONIC);
 }
 
-/* Start /proc/self/exe with argv, stdout to a pipe; stderr inherited. */
-/* errfd NULL: the child writes to our stderr, else to a pipe of its own */
-static pid_t spawn_self(char *const argv[], int *outfd, int *errfd)
+/*
+ * Start /proc/self/exe with argv, stdout to a pipe (c->out), stderr to a
+ * pipe (c->err) when err_pipe, else ours. Its own process group, stopped
+ * by us; and never outliving a report killed with SIGKILL: SIGTERM lets
+ * "mpctl stress" remove its cgroups and its stress-ng hog.
+ */
+static int spawn_self(struct mp_child *c, char *const argv[], bool err_pipe,
+		      const char *name, struct mp_err *err)
 {
-	int p[2], e[2] = { -1, -1 };
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC))
-		return -1;
-	if (errfd && pipe2(e, O_CLOEXEC)) {
-		close(p[0]);
-		close(p[1]);
-		return -1;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		if (errfd) {
-			close(e[0]);
-			close(e[1]);
-		}
-		return -1;
-	}
-	if (!pid) {
-		/*
-		 * Its own process group, stopped by us (stop_child()); and
-		 * never outliving a report killed with SIGKILL: SIGTERM lets
-		 * "mpctl stress" remove its cgroups and its stress-ng hog.
-		 */
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() == 1)
-			_exit(127);
-		dup2(p[1], STDOUT_FILENO);
-		if (errfd)
-			dup2(e[1], STDERR_FILENO);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	setpgid(pid, pid);	/* no race with a signal before exec */
-	close(p[1]);
-	*outfd = p[0];
-	if (errfd) {
-		close(e[1]);
-		*errfd = e[0];
-	}
-	return pid;
+	mp_child_init(c, argv);
+	c->file = "/proc/self/exe";
+	c->name = name;
+	c->out = MP_CHILD_PIPE;
+	c->err = err_pipe ? MP_CHILD_PIPE : 0;
+	c->pgroup = true;
+	c->pdeathsig = SIGTERM;
+	return mp_child_start(c, err);
 }
 
 /*
  * Pass an interruption on to a child's process group once; a child that
  * then does not end in 10 s is killed. Returns the deadline to use.
  */
-static uint64_t pass_signal(pid_t pid, bool *passed, uint64_t deadline)
+static uint64_t pass_signal(struct mp_child *c, bool *passed,
+			    uint64_t deadline)
 {
 	uint64_t soon = mp_now_ns(CLOCK_MONOTONIC) + 10000000000ULL;
 
 	if (!report_signal || *passed)
 		return deadline;
 	*passed = true;
-	kill(-pid, report_signal);
+	mp_child_signal(c, report_signal);
 	return soon < deadline ? soon : deadline;
 }
 
@@ -185,24 +155,16 @@ static int buf_read(struct buf *b, int fd)
 	return n;
 }
 
-static int wait_child(pid_t pid, uint64_t deadline)
+/* Its wait status, killed at the deadline (0: none); -1 on error. */
+static int wait_child(struct mp_child *c, uint64_t deadline)
 {
-	int status;
+	uint64_t now = now_mono();
 
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			return status;
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (deadline && now_mono() > deadline) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			deadline = 0;
-		}
-		usleep(10000);
-	}
+	if (deadline)
+		mp_child_stop(c, 0, deadline > now ? deadline - now : 0);
+	else
+		mp_child_wait(c, 0);
+	return c->exited ? c->status : -1;
 }
 
 /* "mpctl stress" status in words, for a scenario's error */
@@ -310,16 +272,15 @@ static int run_stress(const struct suite *su, const struct scenario *s,
 {
 	struct stress_args a;
 	struct buf b = { 0 };
+	struct mp_child c;
 	uint64_t deadline;
 	bool passed = false;
 	int fd, status;
-	pid_t pid;
 
 	stress_argv(su, s, NULL, &a);
-	pid = spawn_self(a.argv, &fd, NULL);
-	if (pid < 0)
-		return mp_errf(err, MP_EXIT_FAILURE, errno,
-			       "cannot run 'mpctl stress'");
+	if (spawn_self(&c, a.argv, false, "mpctl stress", err))
+		return -1;
+	fd = c.out;
 	/* a run that hangs is killed: three times its duration and 30 s */
 	deadline = now_mono() + su->cfg->duration_ns * 3 + 30000000000ULL;
 	for (;;) {
@@ -327,13 +288,10 @@ static int run_stress(const struct suite *su, const struct scenario *s,
 		uint64_t now;
 		int n;
 
-		deadline = pass_signal(pid, &passed, deadline);
+		deadline = pass_signal(&c, &passed, deadline);
 		now = now_mono();
-		if (now >= deadline) {
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
+		if (now >= deadline)
 			break;
-		}
 		n = poll(&pfd, 1, (deadline - now) / 1000000 > 1000 ? 1000 :
 			 (int)((deadline - now) / 1000000) + 1);
 		if (n < 0 && errno != EINTR)
@@ -342,7 +300,8 @@ static int run_stress(const struct suite *su, const struct scenario *s,
 			break;
 	}
 	close(fd);
-	status = wait_child(pid, deadline);
+	status = wait_child(&c, deadline);
+	mp_child_release(&c);
 	*out = b.data ? parse_doc(b.data) : NULL;
 	free(b.data);
 	return stress_result(status, out, err);
@@ -491,37 +450,36 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 	const struct mp_cgroup *cg;
 	struct mp_target lt;
 	uint64_t start, deadline, t;
+	struct mp_child lc, sc;
 	int lfd, lerr, sfd, lstatus, sstatus, ret = 0;
 	char *largv[] = { "mpctl", "listen", "--json", "--verbose",
 			  "--backend", NULL, "--cgroup", NULL, NULL };
 	bool lopen = true, eopen = true, sopen = true, passed = false;
 	json_t *stress = NULL, *doc;
-	pid_t lpid, spid;
 
 	if (listen_cgroup(su, &lt, &be, err))
 		return -1;
 	cg = mp_target_cg(&lt, MP_ROLE_MEMORY);
 	largv[5] = (char *)mp_backend_name(be);
 	largv[7] = (char *)cg->dir;
-	lpid = spawn_self(largv, &lfd, &lerr);
-	if (lpid < 0) {
-		ret = mp_errf(err, MP_EXIT_FAILURE, errno,
-			      "cannot run 'mpctl listen'");
+	if (spawn_self(&lc, largv, true, "mpctl listen", err)) {
+		ret = -1;
 		goto out_cg;
 	}
+	lfd = lc.out;
+	lerr = lc.err;
 	/* listen registers before stress starts to allocate */
 	wait_listening(su, lerr, &eb, now_mono() + 10000000000ULL);
 	stress_argv(su, s, cg->dir, &sa);
 	start = mp_now_ns(CLOCK_MONOTONIC);
-	spid = spawn_self(sa.argv, &sfd, NULL);
-	if (spid < 0) {
-		ret = mp_errf(err, MP_EXIT_FAILURE, errno,
-			      "cannot run 'mpctl stress'");
-		kill(lpid, SIGTERM);
-		wait_child(lpid, 0);
+	if (spawn_self(&sc, sa.argv, false, "mpctl stress", err)) {
+		ret = -1;
+		mp_child_signal(&lc, SIGTERM);
+		wait_child(&lc, 0);
 		close(lfd);
 		goto out_err;
 	}
+	sfd = sc.out;
 	deadline = start + su->cfg->duration_ns * 3 + 30000000000ULL;
 	while (sopen && now_mono() < deadline) {
 		struct pollfd pfd[3] = {
@@ -530,7 +488,7 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 			{ .fd = eopen ? lerr : -1, .events = POLLIN },
 		};
 
-		deadline = pass_signal(spid, &passed, deadline);
+		deadline = pass_signal(&sc, &passed, deadline);
 
 		if (poll(pfd, 3, 100) < 0 && errno != EINTR)
 			break;
@@ -549,12 +507,13 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 			sopen = false;
 	}
 	close(sfd);
-	sstatus = wait_child(spid, deadline);
+	sstatus = wait_child(&sc, deadline);
+	mp_child_release(&sc);
 	/* late lines: whatever listen wrote before it heard SIGTERM */
-	kill(-lpid, SIGTERM);
+	mp_child_signal(&lc, SIGTERM);
 	while (lopen && buf_read(&acc.b, lfd) > 0)
 		listen_lines(&acc, now_mono());
-	lstatus = wait_child(lpid, now_mono() + 2000000000ULL);
+	lstatus = wait_child(&lc, now_mono() + 2000000000ULL);
 	close(lfd);
 	/* listen has exited: the rest of its stderr, to the end */
 	while (eopen && buf_read(&eb, lerr) > 0)
@@ -616,6 +575,7 @@ out:
 	free(acc.b.data);
 out_err:
 	close(lerr);
+	mp_child_release(&lc);
 	free(eb.data);
 out_cg:
 	if (mp_target_remove(&lt, 5000) && !ret) {
@@ -767,7 +727,9 @@ static json_t *system_json(void)
 
 static bool have_stress_ng(void)
 {
-	return !system("command -v stress-ng >/dev/null 2>&1");
+	char path[PATH_MAX];
+
+	return !mp_path_search("stress-ng", path, sizeof(path));
 }
 
 static bool selected(const struct report_suite_cfg *o, const char *name)

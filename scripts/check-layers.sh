@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# common/ is a stack: its include graph has no cycle, and nothing in it
+# includes from cmd/ or stress/ (the layers above it).
+#
+#   scripts/check-layers.sh    exit 0, or 1 with what breaks the rule
+#
+# A module is a .c and its .h (mp_target.c and mp_target.h); an edge is an
+# #include "..." of another module's header, read from the sources (the
+# cycle) and from the compiler's dependencies, gcc -MM (the layering).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+CC=${CC:-cc}
+rc=0
+
+# upward: what the compiler opens for each common/ file, transitively
+for f in common/*.c; do
+	deps=$($CC -MM -D_GNU_SOURCE -Icommon -Icmd -Istress \
+		$(pkg-config --cflags jansson 2>/dev/null) "$f" |
+		tr ' \\' '\n\n' | grep -E '^(cmd|stress)/' || true)
+	if [ -n "$deps" ]; then
+		echo "$f includes from a higher layer: $deps" >&2
+		rc=1
+	fi
+done
+
+# cycles: module -> module edges, ordered by tsort (which names a loop)
+edges=$(for f in common/*.[ch]; do
+	from=$(basename "${f%.[ch]}")
+	sed -n 's/^#include "\([^"]*\)\.h".*/\1/p' "$f" |
+		while read -r to; do
+			[ "$to" = "$from" ] || echo "$to $from"
+		done
+done)
+if ! out=$(echo "$edges" | tsort 2>&1 >/dev/null) || [ -n "$out" ]; then
+	echo "common/ include graph has a cycle:" >&2
+	echo "$out" >&2
+	rc=1
+fi
+exit $rc
