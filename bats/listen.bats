@@ -351,3 +351,62 @@ hog() {
 	assert_failure 69
 	assert_output "mpctl listen: cgroup '/$(basename "$dir")' exists only in the cgroup v1 memory hierarchy, and PSI is per cgroup on cgroup2 only: use -b memcg, or -c / for system-wide PSI"
 }
+
+# the Prometheus text format (0.0.4), strictly: HELP and TYPE before a
+# family's samples, known types, counters named *_total with whole
+# values, label values quoted and escaped, no series twice
+check_exposition() {
+	awk '
+	function bad(msg) { print FILENAME ":" FNR ": " msg ": " $0; err = 1 }
+	/^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* .+$/ { help[$3] = 1; next }
+	/^# TYPE / {
+		if (!($3 in help)) bad("TYPE before HELP")
+		if ($4 != "counter" && $4 != "gauge") bad("unknown type")
+		if ($4 == "counter" && $3 !~ /_total$/) bad("counter not *_total")
+		type[$3] = $4; next
+	}
+	/^#/ { bad("stray comment"); next }
+	{
+		if ($0 !~ /^[a-zA-Z_:][a-zA-Z0-9_:]*\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\[\\"n])*",?)*\} [0-9]+(\.[0-9]+)?$/)
+			bad("not a sample")
+		name = $0; sub(/\{.*/, "", name)
+		if (!(name in type)) bad("sample before its TYPE")
+		if (type[name] == "counter" && $NF !~ /^[0-9]+$/) bad("counter not whole")
+		key = $0; sub(/ [^ ]*$/, "", key)
+		if (seen[key]++) bad("series twice")
+		n++
+	}
+	END { if (!n) { print "no samples"; err = 1 } exit err }' "$1"
+}
+
+@test "listen --metrics: a Prometheus textfile that counts the events, strictly formatted" {
+	requires root memcg stress-ng
+	local f=$BATS_TEST_TMPDIR/mpctl.prom
+	cg=$(make_memcg metrics 64M)
+	mpctl_bg listen -b memcg -c "$cg" -n 3 -t 25s --metrics "$f" -v
+	# the file is there (all zeros) before the first event
+	for ((i = 0; i < 100; i++)); do [ -s "$f" ] && break; sleep 0.1; done
+	check_exposition "$f"
+	grep -qx "mpctl_listen_events_total{backend=\"memcg\",cgroup=\"/$MP_RUN_ID-metrics\",level=\"low\"} 0" "$f"
+	hog "$cg"
+	wait_exit "$MP_BG_PID" 30
+	check_exposition "$f"
+	# three events were printed: three counted, by level
+	run awk '/^mpctl_listen_events_total/ { s += $NF } END { print s }' "$f"
+	assert_output 3
+	run awk '/^mpctl_listen_notifications_total/ { s += $NF } END { print (s >= 3) }' "$f"
+	assert_output 1
+	grep -q "^mpctl_memory_events_total{backend=\"memcg\",cgroup=\"/$MP_RUN_ID-metrics\",event=\"oom_kill\"} [0-9]*$" "$f"
+	run awk '/^mpctl_listen_last_event_timestamp_seconds/ { print ($NF > 1700000000) }' "$f"
+	assert_output 1
+	# replaced atomically: no temporary file beside it
+	[ -z "$(ls -A "$BATS_TEST_TMPDIR" | grep '^\.')" ]
+}
+
+@test "listen --metrics: an unwritable file fails before listening" {
+	mpctl listen -t 100ms --metrics /nonexistent/dir/m.prom
+	assert_failure 1
+	assert_output --partial "cannot create '/nonexistent/dir/m.prom'"
+	mpctl listen --metrics ''
+	assert_failure 64
+}

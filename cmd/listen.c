@@ -23,6 +23,8 @@
 #include "mp_cgroup.h"
 #include "mp_target.h"
 #include "mp_json.h"
+#include "mp_metrics.h"
+#include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_sched.h"
@@ -41,12 +43,14 @@ struct listen_opts {
 	bool verbose;
 	bool realtime;
 	const char *exec;
+	const char *metrics;		/* --metrics FILE */
 };
 
 enum {
 	OPT_PSI = 0x100,
 	OPT_SYSROOT,
 	OPT_REALTIME,
+	OPT_METRICS,
 };
 
 static const struct argp_option options[] = {
@@ -66,6 +70,10 @@ static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "print JSON Lines, one object per event", 0 },
 	{ "exec", 'e', "CMD", 0,
 	  "run CMD with /bin/sh for each event (MPCTL_* environment)", 0 },
+	{ "metrics", OPT_METRICS, "FILE", 0,
+	  "keep FILE the Prometheus text exposition of the events seen and "
+	  "the cgroup's memory event counters (for node_exporter's textfile "
+	  "collector), replaced atomically at each event", 0 },
 	{ "verbose", 'v', NULL, 0, "say on stderr when listening starts", 0 },
 	{ "realtime", OPT_REALTIME, NULL, 0,
 	  "run as SCHED_FIFO with memory locked, as lmkd does", 0 },
@@ -118,6 +126,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (!*arg)
 			cmd_argerr(state, "empty command for --exec");
 		o->exec = arg;
+		break;
+	case OPT_METRICS:
+		if (!*arg)
+			cmd_argerr(state, "empty file name for --metrics");
+		o->metrics = arg;
 		break;
 	case 'v':
 		o->verbose = true;
@@ -304,13 +317,51 @@ static int print_event(const struct listen_opts *o,
 	return ret;
 }
 
+/* --metrics: FILE replaced by the exposition as it is now; 0 or -1 (told) */
+static int write_metrics(const struct listen_opts *o,
+			 const struct mp_listen_metrics *m)
+{
+	struct mp_output out;
+	struct mp_err err;
+	FILE *f;
+
+	if (!o->metrics)
+		return 0;
+	if (mp_output_open(&out, o->metrics, &err))
+		goto fail;
+	f = mp_output_stream(&out, &err);
+	if (!f) {
+		mp_output_abort(&out);
+		goto fail;
+	}
+	if (mp_metrics_write(f, m)) {
+		mp_errf(&err, MP_EXIT_FAILURE, errno ? errno : EIO,
+			"cannot write '%s'", o->metrics);
+		mp_output_abort(&out);
+		goto fail;
+	}
+	if (mp_output_commit(&out, &err))
+		goto fail;
+	return 0;
+fail:
+	cmd_fail(&err);
+	return -1;
+}
+
 static int listen_loop(const struct listen_opts *o, struct mp_source *src,
 		       struct mp_waiter *w)
 {
+	struct mp_listen_metrics m = {
+		.backend = mp_backend_name(mp_source_backend(src)),
+		.cg = mp_source_cgroup(src),
+	};
 	struct mp_event ev;
 	struct mp_err err;
 	uint64_t seq = 0;
 	int ret;
+
+	if (write_metrics(o, &m))
+		return MP_EXIT_FAILURE;
 
 	for (;;) {
 		ret = cmd_wait(w, mp_source_fd(src));
@@ -325,6 +376,11 @@ static int listen_loop(const struct listen_opts *o, struct mp_source *src,
 			cmd_write_error(errno);
 			return MP_EXIT_FAILURE;
 		}
+		m.events[ev.level]++;
+		m.notifications[ev.level] += ev.count;
+		m.last_event_ns = ev.time_ns;
+		if (write_metrics(o, &m))
+			return MP_EXIT_FAILURE;
 		if (o->count && seq >= (uint64_t)o->count)
 			return MP_EXIT_OK;
 	}

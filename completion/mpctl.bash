@@ -5,7 +5,7 @@
 
 _mpctl_commands="listen register add stress report info"
 
-_mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --json --exec --realtime --verbose --sysroot --help --usage --version"
+_mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --json --exec --metrics --realtime --verbose --sysroot --help --usage --version"
 _mpctl_opts_register="--backend --cgroup --chunk --chunks --count --emulate --help --join --json --keep --timeout --usage --verbose --version"
 _mpctl_opts_add="--help --json --timeout --usage --version --wait"
 _mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-throttle --swap --parent --until-freed --force"
@@ -88,7 +88,7 @@ _mpctl() {
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return ;;
-	--output|-o|--svg|--html|--input|-i)
+	--output|-o|--svg|--html|--input|-i|--metrics)
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return ;;
