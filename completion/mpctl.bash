@@ -8,7 +8,7 @@ _mpctl_commands="listen register add stress report"
 _mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --json --exec --realtime --verbose --sysroot --help --usage --version"
 _mpctl_opts_register="--backend --cgroup --chunk --chunks --count --emulate --help --join --json --keep --timeout --usage --verbose --version"
 _mpctl_opts_add="--help --json --timeout --usage --version --wait"
-_mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-throttle --swap --parent --until-freed"
+_mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-throttle --swap --parent --until-freed --strategy --miss-cost --seed"
 _mpctl_opts_report="--allow-empty --alpha --compare --duration --help --html --input --json --limit --list --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent"
 
 _mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker"
@@ -33,6 +33,7 @@ _mpctl_values() {
 	--mode|-m) echo "default hierarchy local" ;;
 	--scenario|-s) echo "$_mpctl_scenarios" ;;
 	--high) echo "off" ;;
+	--strategy) echo "none madv-free psi kernel kernel-lazyfree" ;;
 	esac
 }
 
@@ -74,7 +75,7 @@ _mpctl() {
 	--output|-o|--svg|--html|--input|-i)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return ;;
-	--chunk|-C|--limit|-L|--duration|-d|--timeout|-t|--count|-n|--threads|-T|--repeat|-r|--threshold|--hog|-H|--exec|-e|--psi|--chunks|--target|--emulator-rt|--reclaim-rt|--reclaim-nice|--overcommit|--stress-arg)
+	--chunk|-C|--limit|-L|--duration|-d|--timeout|-t|--count|-n|--threads|-T|--repeat|-r|--threshold|--hog|-H|--exec|-e|--psi|--chunks|--target|--emulator-rt|--reclaim-rt|--reclaim-nice|--overcommit|--stress-arg|--miss-cost|--seed)
 		return ;;
 	esac
 	opts=_mpctl_opts_$cmd

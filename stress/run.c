@@ -28,7 +28,7 @@
 
 #define TICK_NS		100000000ULL	/* timeline sampling */
 #define PROGRESS_TICKS	2		/* progress every 200 ms */
-#define ENGINE_ARGS	24
+#define ENGINE_ARGS	32
 
 extern char **environ;
 
@@ -246,7 +246,8 @@ static uint64_t now_ns(void)
  */
 static int engine_env(struct run *r, struct spawn *sp, struct mp_err *err)
 {
-	const char *const *reg = mp_shrinker_env(r->sh);
+	static const char *const no_reg[] = { NULL };
+	const char *const *reg = r->sh ? mp_shrinker_env(r->sh) : no_reg;
 	static const char pfx[] = "MPCTL_SHRINKER_";
 	size_t n = 0, i, k = 0;
 	const char *eq;
@@ -276,7 +277,7 @@ static int engine_env(struct run *r, struct spawn *sp, struct mp_err *err)
 static int start_engine(struct run *r, struct mp_err *err)
 {
 	struct stress_run_cfg *cfg = r->cfg;
-	char num[8][24], *argv[ENGINE_ARGS];
+	char num[11][24], *argv[ENGINE_ARGS];
 	struct spawn sp = { .file = "/proc/self/exe", .argv = argv,
 			    .err_step = &r->shm->spawn_step,
 			    .err_errno = &r->shm->spawn_errno };
@@ -296,6 +297,9 @@ static int start_engine(struct run *r, struct mp_err *err)
 	snprintf(num[5], sizeof(num[5]), "%d", cfg->reclaim_rt);
 	snprintf(num[6], sizeof(num[6]), "%d", r->usage_fd);
 	snprintf(num[7], sizeof(num[7]), "%" PRIu64, r->throttle_bytes);
+	snprintf(num[8], sizeof(num[8]), "%d", (int)cfg->strategy);
+	snprintf(num[9], sizeof(num[9]), "%" PRIu64, cfg->miss_cost_ns);
+	snprintf(num[10], sizeof(num[10]), "%" PRIu64, cfg->seed);
 	argv[n++] = "mpctl";
 	argv[n++] = STRESS_ENGINE_APPLET;
 	argv[n++] = "--shm";
@@ -317,6 +321,14 @@ static int start_engine(struct run *r, struct mp_err *err)
 		argv[n++] = "--high-bytes";
 		argv[n++] = num[7];
 	}
+	if (cfg->strategy) {
+		argv[n++] = "--strategy";
+		argv[n++] = num[8];
+		argv[n++] = "--miss-cost";
+		argv[n++] = num[9];
+		argv[n++] = "--seed";
+		argv[n++] = num[10];
+	}
 	argv[n] = NULL;
 	r->pid = spawn(&sp);
 	if (r->pid < 0)
@@ -327,16 +339,18 @@ static int start_engine(struct run *r, struct mp_err *err)
 int stress_engine_applet(int argc, char **argv)
 {
 	struct stress_engine_cfg cfg = { 0 };
-	long long shm_fd = -1, v[7] = { 0, 0, 0, 0, 0, -1, 0 };
+	long long shm_fd = -1, v[10] = { 0, 0, 0, 0, 0, -1, 0, 0, 0, 0 };
 	static const char *const names[] = {
 		"--chunk", "--threads", "--max-chunks", "--reclaim-nice",
-		"--reclaim-rt", "--usage-fd", "--high-bytes",
+		"--reclaim-rt", "--usage-fd", "--high-bytes", "--strategy",
+		"--miss-cost", "--seed",
 	};
-	static const long long lo[] = { 1, 1, 1, -20, 0, 0, 0 };
+	static const long long lo[] = { 1, 1, 1, -20, 0, 0, 0, 0, 0, 0 };
 	static const long long hi[] = { LLONG_MAX, STRESS_MAX_THREADS,
 					LLONG_MAX, 19, 99, INT_MAX,
-					LLONG_MAX };
-	struct mp_shrinker *sh;
+					LLONG_MAX, STRESS_STRATEGY_NR - 1,
+					LLONG_MAX, LLONG_MAX };
+	struct mp_shrinker *sh = NULL;
 	struct mp_err err;
 	int i, j, ret;
 
@@ -346,10 +360,10 @@ int stress_engine_applet(int argc, char **argv)
 				goto usage;
 			continue;
 		}
-		for (j = 0; j < 7; j++)
+		for (j = 0; j < 10; j++)
 			if (!strcmp(argv[i], names[j]))
 				break;
-		if (j == 7 || mp_parse_long(argv[i + 1], lo[j], hi[j], &v[j]))
+		if (j == 10 || mp_parse_long(argv[i + 1], lo[j], hi[j], &v[j]))
 			goto usage;
 	}
 	if (i != argc || shm_fd < 0 || !v[0] || !v[1] || !v[2])
@@ -359,7 +373,8 @@ int stress_engine_applet(int argc, char **argv)
 		goto usage;
 	close((int)shm_fd);
 	/* the registration as any child of 'mpctl register' gets it */
-	if (mp_shrinker_client_from_env(&sh, &err)) {
+	if ((!v[7] || stress_strategy_shrinker(v[7])) &&
+	    mp_shrinker_client_from_env(&sh, &err)) {
 		snprintf(cfg.shm->error, sizeof(cfg.shm->error), "%s",
 			 err.msg);
 		cfg.shm->state = STRESS_FAILED;
@@ -373,7 +388,24 @@ int stress_engine_applet(int argc, char **argv)
 	cfg.usage_fd = (int)v[5];
 	cfg.high_bytes = (uint64_t)v[6];
 	cfg.sh = sh;
-	ret = stress_engine_run(&cfg) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+	if (v[7]) {
+		struct stress_cache_cfg cc = {
+			.strategy = (enum stress_strategy)v[7],
+			.chunk_size = cfg.chunk_size,
+			.slots = cfg.max_chunks,
+			.threads = cfg.threads,
+			.miss_cost_ns = (uint64_t)v[8],
+			.seed = (uint64_t)v[9],
+			.sh = sh,
+			.shm = cfg.shm,
+			.usage_fd = cfg.usage_fd,
+			.high_bytes = cfg.high_bytes,
+		};
+
+		ret = stress_cache_run(&cc) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+	} else {
+		ret = stress_engine_run(&cfg) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+	}
 	mp_shrinker_close(sh);
 	return ret;
 usage:
@@ -461,8 +493,8 @@ static void update_events(struct run *r)
 	struct mp_shrinker_stats st;
 	int l;
 
-	if (r->src)
-		return;		/* counted as they come */
+	if (r->src || !r->sh)
+		return;		/* counted as they come, or none */
 	mp_shrinker_stats(r->sh, &st);
 	for (l = 0; l < MP_LEVEL_NR; l++)
 		r->res->events[l] = st.events[l];
@@ -475,6 +507,7 @@ static void take_sample(struct run *r, uint64_t now)
 	uint64_t usage = 0, swap;
 
 	mp_memstat_usage(&r->ms, &usage);
+	res->usage_sum += usage;
 	if (usage > res->peak)
 		res->peak = usage;
 	/*
@@ -643,6 +676,43 @@ static void spawn_error(struct run *r)
 	s->state = STRESS_FAILED;
 }
 
+/*
+ * The "total=" of the some and full lines of a PSI file, in us: the
+ * cgroup's memory.pressure (v2), else the host's /proc/pressure/memory.
+ * At the start, the values are kept; at the end, the growth is set.
+ */
+static void pressure_totals(struct run *r, bool start)
+{
+	struct stress_result *res = r->res;
+	const struct mp_cgroup *cg = &r->c.cg;
+	char path[PATH_MAX + 32], buf[512], *p;
+	uint64_t v[2] = { 0, 0 };
+	const char *src = "cgroup";
+	int i;
+
+	snprintf(path, sizeof(path), "%s/memory.pressure", cg->dir);
+	if (!cg->dir[0] || cg->hier.version == MP_CG_V1 ||
+	    mp_read_file(path, buf, sizeof(buf)) < 0) {
+		src = "host";
+		if (mp_read_file(mp_syspath(path, sizeof(path),
+					    "/proc/pressure/memory"), buf,
+				 sizeof(buf)) < 0) {
+			res->pressure_source = NULL;
+			return;
+		}
+	}
+	for (i = 0, p = buf; i < 2 && (p = strstr(p, "total=")); i++, p++)
+		v[i] = strtoull(p + 6, NULL, 10);
+	if (start) {
+		res->pressure_source = src;
+		res->pressure_some_us = v[0];
+		res->pressure_full_us = v[1];
+	} else if (res->pressure_source) {
+		res->pressure_some_us = v[0] - res->pressure_some_us;
+		res->pressure_full_us = v[1] - res->pressure_full_us;
+	}
+}
+
 static void finish(struct run *r)
 {
 	struct stress_result *res = r->res;
@@ -668,13 +738,16 @@ static void finish(struct run *r)
 		hog_results(r);
 	mp_meminfo(NULL, NULL, &res->swap_end);
 	update_events(r);
-	mp_shrinker_stats(r->sh, &res->ss);
+	if (r->sh)
+		mp_shrinker_stats(r->sh, &res->ss);
+	pressure_totals(r, false);
 	res->engine = *r->shm;
 }
 
 int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 {
 	uint64_t total, avail;
+	struct mp_err why;
 
 	if (mp_meminfo(&total, &avail, NULL))
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
@@ -694,6 +767,11 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 	if (cfg->hog && system("command -v stress-ng >/dev/null 2>&1"))
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 			       "--hog needs stress-ng, which is not installed");
+	if (stress_strategy_kernel(cfg->strategy) &&
+	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &why))
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "strategy '%s' needs the kernel's shrinker: %s",
+			       stress_strategy_name(cfg->strategy), why.msg);
 	if (cfg->emulate && cfg->backend == MP_BACKEND_MEMPRESSURE)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "--emulate and --backend mempressure contradict each other");
@@ -750,12 +828,19 @@ static int prepare(struct run *r, struct mp_err *err)
 	scfg.target = &r->c.tgt;
 	/* kernel shrinker: the usage early warning beside it, unless told */
 	scfg.assist = !cfg->no_assist && r->c.cg.dir[0];
-	if (mp_shrinker_open(&scfg, &r->sh, err))
+	if (cfg->strategy == STRESS_STRATEGY_PSI)
+		scfg.emulate = true;
+	if (stress_strategy_kernel(cfg->strategy))
+		scfg.backend = MP_BACKEND_MEMPRESSURE;
+	if ((!cfg->strategy || stress_strategy_shrinker(cfg->strategy)) &&
+	    mp_shrinker_open(&scfg, &r->sh, err))
 		return -1;
-	res->mode = mp_shrinker_mode(r->sh);
-	res->backend = mp_shrinker_backend(r->sh);
-	res->emulated = mp_shrinker_emulated(r->sh);
-	if (!res->emulated) {
+	if (r->sh) {
+		res->mode = mp_shrinker_mode(r->sh);
+		res->backend = mp_shrinker_backend(r->sh);
+		res->emulated = mp_shrinker_emulated(r->sh);
+	}
+	if (r->sh && !res->emulated) {
 		struct mp_source_cfg src = {
 			.backend = MP_BACKEND_MEMPRESSURE,
 			.level = MP_LEVEL_LOW,
@@ -801,6 +886,7 @@ static int prepare(struct run *r, struct mp_err *err)
 		mp_cg_oom_kills(&r->c.cg, &r->oom_base);
 	if (r->c.engine_created)
 		r->oom_base = 0;
+	pressure_totals(r, true);
 	return 0;
 }
 
