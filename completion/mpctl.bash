@@ -11,7 +11,7 @@ _mpctl_opts_add="--help --json --timeout --usage --version --wait"
 _mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-throttle --swap --parent --until-freed --strategy --miss-cost --seed"
 _mpctl_opts_report="--allow-empty --alpha --compare --duration --help --html --input --json --limit --list --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent"
 
-_mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker"
+_mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker strategy-none strategy-madv-free strategy-psi strategy-kernel strategy-kernel-lazyfree"
 
 # cgroups as their path in the hierarchy (/a/b), from the v1 memory
 # hierarchy or else cgroup2, three levels deep
