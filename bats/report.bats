@@ -31,7 +31,9 @@ png_size() {
 	done
 	mpctl report --list
 	assert_success
-	for s in listen-latency shrinker hog overcommit emulated; do
+	for s in listen-latency shrinker hog overcommit emulated strategy-none \
+		strategy-madv-free strategy-psi strategy-kernel \
+		strategy-kernel-lazyfree; do
 		assert_line --regexp "^$s "
 	done
 }
@@ -537,6 +539,31 @@ synth() {
 	assert_success
 	[ -L "$d/plain/lnk" ]
 	[ -z "$(ls -A "$d/tmp" "$d/private" | grep '^\.')" ]
+}
+
+@test "report: the strategies as scenarios, one table, kernel ones skipped with the reason here" {
+	requires root memcg jq
+	local r=$BATS_TEST_TMPDIR/s.json
+	mpctl report --duration 5s --repeat 2 -s strategy-none \
+		-s strategy-madv-free -s strategy-psi -s strategy-kernel -o "$r"
+	assert_success
+	# each strategy run lasts at most 1 s, whatever --duration says
+	jq -e '[.scenarios[].runs[].parameters.duration_ns] | all(. == 1000000000)' "$r"
+	# none is OOM-killed (no swap), madv-free and psi survive and miss
+	jq -e '.scenarios[] | select(.name == "strategy-none") |
+		.status == "ok" and .metrics.oom_kills.median >= 1' "$r"
+	jq -e '[.scenarios[] | select(.name == "strategy-madv-free" or
+		.name == "strategy-psi")] | length == 2 and all(.status == "ok" and
+		.metrics.oom_kills.max == 0 and .metrics.cache_misses.min > 0 and
+		.metrics.cache_hit_ratio.max < 1)' "$r"
+	assert_line --regexp '^strategies \(medians'
+	assert_line --regexp '^  psi +\*0 '
+	assert_line --regexp '^  none +[1-9]'
+	if awk '$1 == "mempressure" && $4 == 1 { f = 1 } END { exit !f }' \
+		/proc/cgroups; then
+		return 0
+	fi
+	assert_line --regexp "^  kernel +skipped: needs the kernel's shrinker"
 }
 
 @test "report: -o, --svg and --html never replace a device node or a symlink" {

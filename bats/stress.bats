@@ -299,6 +299,62 @@ stress_cgroups() {
 	jq -e '.peak_usage_bytes <= .limit_bytes' "$out"
 }
 
+@test "stress --strategy none: a cache that never gives memory back is OOM-killed" {
+	requires root memcg jq
+	# no swap in the transient cgroup: the kernel can only kill; the
+	# run ends with the kill, whatever the machine's speed
+	run -1 --separate-stderr "$MPCTL_BIN" stress --strategy none \
+		--miss-cost 1us --limit 64M --duration 2m --json
+	jq -e '.strategy == "none" and .shrinker == "none"' <<< "$output"
+	jq -e '.oom_kills >= 1 or .swap_growth_bytes > 0' <<< "$output"
+	jq -e '.cache.misses > 0 and .cache.lost == 0' <<< "$output"
+}
+
+@test "stress --strategy madv-free: dropped chunks are found and re-created under a limit only" {
+	requires root memcg jq
+	run -0 --separate-stderr "$MPCTL_BIN" stress --strategy madv-free \
+		--miss-cost 1us --limit 64M --duration 8s --json
+	jq -e '.oom_kills == 0 and .cache.lost > 0' <<< "$output"
+	jq -e '.cache.hit_ratio < 1 and .cache.misses > .cache.slots' <<< "$output"
+	# the cache fits: the kernel drops nothing, every miss is a first fill
+	run -0 --separate-stderr "$MPCTL_BIN" stress --strategy madv-free \
+		--miss-cost 1us --limit 256M --overcommit 0.5 --duration 2s --json
+	jq -e '.oom_kills == 0 and .cache.lost == 0' <<< "$output"
+	jq -e '.cache.misses <= .cache.slots and .cache.reads > .cache.misses' <<< "$output"
+}
+
+@test "stress --strategy psi: the emulated shrinker's requests drop chunks, no OOM kill" {
+	requires root memcg jq
+	run -0 --separate-stderr "$MPCTL_BIN" stress --strategy psi \
+		--miss-cost 1us --limit 64M --until-freed 8 --duration 2m --json
+	jq -e '.shrinker == "emulated" and .exit_reason == "freed"' <<< "$output"
+	jq -e '.oom_kills == 0 and .chunks_freed >= 8' <<< "$output"
+	jq -e '.cache.hit_ratio < 1 and .cache.misses > 0' <<< "$output"
+	jq -e '.memory_pressure == null or (.memory_pressure.some_us | type) == "number"' <<< "$output"
+}
+
+@test "stress --strategy: kernel strategies need the kernel's shrinker (69), bad names 64" {
+	requires root
+	if awk '$1 == "mempressure" && $4 == 1 { f = 1 } END { exit !f }' \
+		/proc/cgroups; then
+		skip "patched kernel"
+	fi
+	local s
+	for s in kernel kernel-lazyfree; do
+		mpctl stress --strategy "$s" --duration 1s
+		[ "$status" -eq 69 ]
+		assert_line --index 0 --partial "strategy '$s' needs the kernel's shrinker"
+	done
+	mpctl stress --strategy lru
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: unknown strategy 'lru'"
+	mpctl stress --strategy none --miss-cost 5x
+	[ "$status" -eq 64 ]
+	mpctl stress --strategy none --seed -1
+	[ "$status" -eq 64 ]
+	assert_line --index 0 --partial "invalid seed '-1'"
+}
+
 @test "stress: --help names every option" {
 	mpctl stress --help
 	assert_success

@@ -354,12 +354,102 @@ static void print_scenario(const json_t *sc)
 	}
 }
 
+/* the strategy table's columns: metrics of the strategy-* scenarios */
+static const char *const strategy_cols[] = {
+	"oom_kills", "swap_growth_bytes", "cache_hit_ratio",
+	"cache_reads_per_s", "cache_misses", "usage_avg_bytes",
+	"pressure_some_us", "pressure_full_us",
+};
+static const char *const strategy_heads[] = {
+	"oom", "swap", "hit", "reads/s", "misses", "usage avg", "psi some",
+	"psi full",
+};
+#define NR_STRATEGY_COLS (sizeof(strategy_cols) / sizeof(strategy_cols[0]))
+
+static bool strategy_median(const json_t *sc, size_t c, double *v)
+{
+	json_t *m = mp_json_path(json_object_get(sc, "metrics"),
+				 strategy_cols[c]);
+
+	if (!json_is_number(json_object_get(m, "median")))
+		return false;
+	*v = json_number_value(json_object_get(m, "median"));
+	return true;
+}
+
+/*
+ * One table: the strategies against the metrics, medians of the runs, the
+ * best of each column marked '*' (by the metric's direction); skipped
+ * strategies with their reason.
+ */
+static void print_strategies(const json_t *doc)
+{
+	json_t *scs = json_object_get(doc, "scenarios"), *sc;
+	double best[NR_STRATEGY_COLS], v;
+	bool have[NR_STRATEGY_COLS] = { false }, any = false;
+	char buf[32], cell[40];
+	size_t i, c;
+
+	json_array_foreach(scs, i, sc) {
+		if (strncmp(str(sc, "name"), "strategy-", 9))
+			continue;
+		any = true;
+		/* a run cut short by the OOM killer is not a best of anything */
+		if (strategy_median(sc, 0, &v) && v > 0)
+			continue;
+		for (c = 0; c < NR_STRATEGY_COLS; c++) {
+			const struct mp_metric *m =
+				mp_metric_find(strategy_cols[c]);
+
+			if (!strategy_median(sc, c, &v))
+				continue;
+			if (!have[c] || (m->better == MP_BETTER_HIGHER ?
+					 v > best[c] : v < best[c]))
+				best[c] = v;
+			have[c] = true;
+		}
+	}
+	if (!any)
+		return;
+	printf("\nstrategies (medians; * best of the column, OOM-killed "
+	       "runs not ranked)\n  %-16s", "strategy");
+	for (c = 0; c < NR_STRATEGY_COLS; c++)
+		printf(" %11s", strategy_heads[c]);
+	printf("\n");
+	json_array_foreach(scs, i, sc) {
+		const char *name = str(sc, "name");
+
+		if (strncmp(name, "strategy-", 9))
+			continue;
+		printf("  %-16s", name + 9);
+		if (strcmp(str(sc, "status"), "ok")) {
+			printf(" %s: %s\n", str(sc, "status"), str(sc, "reason"));
+			continue;
+		}
+		for (c = 0; c < NR_STRATEGY_COLS; c++) {
+			const struct mp_metric *m =
+				mp_metric_find(strategy_cols[c]);
+
+			if (!strategy_median(sc, c, &v)) {
+				printf(" %11s", "-");
+				continue;
+			}
+			snprintf(cell, sizeof(cell), "%s%s",
+				 v == best[c] ? "*" : "",
+				 fmt_value(m->unit, v, buf, sizeof(buf)));
+			printf(" %11s", cell);
+		}
+		printf("\n");
+	}
+}
+
 static void print_tables(const json_t *doc)
 {
 	json_t *sc;
 	size_t i;
 
 	print_system(doc);
+	print_strategies(doc);
 	json_array_foreach(json_object_get(doc, "scenarios"), i, sc)
 		print_scenario(sc);
 }

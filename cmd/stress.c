@@ -51,6 +51,9 @@ enum {
 	OPT_PARENT,
 	OPT_UNTIL_FREED,
 	OPT_FORCE,
+	OPT_STRATEGY,
+	OPT_MISS_COST,
+	OPT_SEED,
 };
 
 static const struct argp_option options[] = {
@@ -67,6 +70,15 @@ static const struct argp_option options[] = {
 	{ "overcommit", OPT_OVERCOMMIT, "X", 0,
 	  "footprint the allocators aim at, as a multiple of the limit "
 	  "(default 2.0)", 0 },
+	{ "strategy", OPT_STRATEGY, "NAME", 0,
+	  "run the cache workload instead: none, madv-free, psi, kernel or "
+	  "kernel-lazyfree (see mpctl-stress(1))", 0 },
+	{ "miss-cost", OPT_MISS_COST, "TIME", 0,
+	  "cache workload: CPU time of a miss besides touching the chunk "
+	  "(default 500us)", 0 },
+	{ "seed", OPT_SEED, "N", 0,
+	  "cache workload: seed of the readers' key generator (default 1)",
+	  0 },
 	{ "backend", 'b', "NAME", 0,
 	  "mempressure (kernel shrinker), memcg or psi (emulated), or auto",
 	  0 },
@@ -179,6 +191,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_EMULATE:
 		o->emulate = true;
+		break;
+	case OPT_STRATEGY:
+		if (stress_strategy_parse(arg, &o->strategy))
+			cmd_argerr(state, "unknown strategy '%s'", arg);
+		break;
+	case OPT_MISS_COST:
+		o->miss_cost_ns = cmd_arg_duration(state, arg);
+		break;
+	case OPT_SEED:
+		if (mp_parse_long(arg, 0, LLONG_MAX, &n))
+			cmd_argerr(state, "invalid seed '%s': not a number of "
+				   "0 or more", arg);
+		o->seed = (uint64_t)n;
 		break;
 	case OPT_NO_ASSIST:
 		o->no_assist = true;
@@ -310,6 +335,34 @@ static json_t *argv_json(char *const *argv)
 	return a;
 }
 
+/* the cache workload's numbers, null without --strategy */
+static json_t *cache_json(const struct stress_run_cfg *o,
+			  const struct stress_result *r)
+{
+	const struct stress_shared *s = &r->engine;
+	double secs = seconds(r), held = 0;
+	size_t i;
+
+	if (!o->strategy)
+		return json_null();
+	for (i = 0; i < r->ntl; i++)
+		held += (double)r->tl[i].held;
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I}",
+			 "slots", (json_int_t)s->cache_slots,
+			 "reads", (json_int_t)s->cache_reads,
+			 "hits", (json_int_t)s->cache_hits,
+			 "misses", (json_int_t)s->cache_misses,
+			 "lost", (json_int_t)s->cache_lost,
+			 "hit_ratio", s->cache_reads ?
+			 (double)s->cache_hits / (double)s->cache_reads : 0.0,
+			 "reads_per_s", secs > 0 ?
+			 (double)s->cache_reads / secs : 0.0,
+			 "bytes_held_avg", (json_int_t)(r->ntl ?
+				held / (double)r->ntl * (double)o->chunk : 0),
+			 "miss_cost_ns", (json_int_t)o->miss_cost_ns,
+			 "seed", (json_int_t)o->seed);
+}
+
 static json_t *result_json(const struct stress_run_cfg *o,
 			   const struct stress_result *r)
 {
@@ -364,7 +417,7 @@ static json_t *result_json(const struct stress_run_cfg *o,
 	bad |= json_object_set_new(doc, "backend", json_string(
 		mp_backend_name(r->backend)));
 	bad |= json_object_set_new(doc, "shrinker", json_string(
-		mp_shrinker_mode_name(r->mode)));
+		r->mode ? mp_shrinker_mode_name(r->mode) : "none"));
 	bad |= json_object_set_new(doc, "emulation_policy", policy);
 	bad |= json_object_set_new(doc, "early_warning", json_boolean(
 		!r->emulated && policy_on));
@@ -460,6 +513,17 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			"events", (json_int_t)r->tl[i].events,
 			"requests", (json_int_t)r->tl[i].requests));
 	bad |= json_object_set_new(doc, "timeline", tl);
+	bad |= json_object_set_new(doc, "strategy", o->strategy ?
+		json_string(stress_strategy_name(o->strategy)) : json_null());
+	bad |= json_object_set_new(doc, "cache", cache_json(o, r));
+	bad |= json_object_set_new(doc, "usage_avg_bytes", json_integer(
+		(json_int_t)(r->ntl ? r->usage_sum / r->ntl : 0)));
+	bad |= json_object_set_new(doc, "memory_pressure",
+		r->pressure_source ? json_pack("{s:s, s:I, s:I}",
+			"source", r->pressure_source,
+			"some_us", (json_int_t)r->pressure_some_us,
+			"full_us", (json_int_t)r->pressure_full_us) :
+		json_null());
 	if (s->error[0])
 		bad |= json_object_set_new(doc, "error", json_string(s->error));
 	/* a NULL from json_pack() would drop a key: no partial document */
@@ -479,7 +543,8 @@ static void print_summary(const struct stress_run_cfg *o,
 	double secs = seconds(r);
 
 	printf("mpctl stress: %s shrinker (%s) in %s, ended: %s\n",
-	       mp_shrinker_mode_name(r->mode), mp_backend_name(r->backend),
+	       r->mode ? mp_shrinker_mode_name(r->mode) : "no",
+	       r->mode ? mp_backend_name(r->backend) : "-",
 	       r->cgroup, r->reason);
 	printf("  duration      %.1f s, %d threads, chunk %" PRIu64
 	       " bytes\n", secs, o->threads, o->chunk);
@@ -515,6 +580,14 @@ static void print_summary(const struct stress_run_cfg *o,
 		       " bogo-ops, %" PRIu64 " OOM kills\n", o->hog,
 		       r->hog_have_ops ? "" : "no report, ", r->hog_bogo_ops,
 		       r->hog_oom_kills);
+	if (o->strategy)
+		printf("  cache         %s: %" PRIu64 " reads (%.0f/s), hit "
+		       "ratio %.3f, %" PRIu64 " misses, %" PRIu64
+		       " found dropped\n", stress_strategy_name(o->strategy),
+		       s->cache_reads, secs > 0 ? (double)s->cache_reads /
+		       secs : 0.0, s->cache_reads ? (double)s->cache_hits /
+		       (double)s->cache_reads : 0.0, s->cache_misses,
+		       s->cache_lost);
 	if (s->error[0])
 		printf("  error         %s\n", s->error);
 }
@@ -670,6 +743,8 @@ int cmd_stress(int argc, char **argv)
 		.reclaim_nice = -10,
 		.rt_priority = 1,
 		.reclaim_rt = 1,
+		.miss_cost_ns = 500000,
+		.seed = 1,
 	} };
 
 	cmd_argp_parse(&stress_argp, argc, argv, &o);

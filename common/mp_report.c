@@ -75,6 +75,20 @@ const struct mp_metric mp_metrics[] = {
 	  .headline = true },
 	{ "hog_bogo_ops", { "hog.bogo_ops" }, MP_BETTER_HIGHER, 2, 50, 1,
 	  "count", "the stress-ng hog's bogo operations" },
+	/* the cache workload of the strategy-* scenarios (--strategy) */
+	{ "cache_hit_ratio", { "cache.hit_ratio" }, MP_BETTER_HIGHER, 2, 10,
+	  0.01, "ratio", "cache reads that found their chunk held" },
+	{ "cache_reads_per_s", { "cache.reads_per_s" }, MP_BETTER_HIGHER, 5,
+	  50, 1, "count", "cache reads served per second: the useful work" },
+	{ "cache_misses", { "cache.misses" }, MP_BETTER_LOWER, 5, 50, 1,
+	  "count", "chunks the cache re-created" },
+	{ "usage_avg_bytes", { NULL }, MP_BETTER_LOWER, 5, 50, 1048576,
+	  "bytes", "the cgroup's usage averaged over the run (strategies)" },
+	{ "pressure_some_us", { NULL }, MP_BETTER_LOWER, 30, 100, 10000,
+	  "us", "memory.pressure (v2) or host PSI some total, growth over "
+	  "the run (strategies)" },
+	{ "pressure_full_us", { NULL }, MP_BETTER_LOWER, 30, 100, 10000,
+	  "us", "the same, full" },
 };
 
 const size_t mp_nr_metrics = sizeof(mp_metrics) / sizeof(mp_metrics[0]);
@@ -201,6 +215,17 @@ static int derived(const json_t *run, const char *name, double *v)
 			return -1;
 		*v = round(freed / req * 100) / 100;
 		return 0;
+	}
+	/* for the cache workload's runs only: host-wide PSI is noise elsewhere */
+	if (json_is_string(json_object_get(run, "strategy"))) {
+		if (!strcmp(name, "usage_avg_bytes"))
+			return mp_json_path_num(run, "usage_avg_bytes", v);
+		if (!strcmp(name, "pressure_some_us"))
+			return mp_json_path_num(run, "memory_pressure.some_us",
+						v);
+		if (!strcmp(name, "pressure_full_us"))
+			return mp_json_path_num(run, "memory_pressure.full_us",
+						v);
 	}
 	if (!strcmp(name, "events_total")) {
 		static const char *const lv[] = { "low", "medium", "critical",

@@ -8,11 +8,11 @@ _mpctl_commands="listen register add stress report info"
 _mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --json --exec --metrics --realtime --verbose --sysroot --help --usage --version"
 _mpctl_opts_register="--backend --cgroup --chunk --chunks --count --emulate --help --join --json --keep --timeout --usage --verbose --version"
 _mpctl_opts_add="--help --json --timeout --usage --version --wait"
-_mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-throttle --swap --parent --until-freed --force"
+_mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-throttle --swap --parent --until-freed --force --strategy --miss-cost --seed"
 _mpctl_opts_report="--allow-empty --allow-unsure --force --alpha --compare --duration --help --html --input --json --limit --list --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent"
 _mpctl_opts_info="--cgroup --help --json --pretty --sysroot --usage --version"
 
-_mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker"
+_mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker strategy-none strategy-madv-free strategy-psi strategy-kernel strategy-kernel-lazyfree"
 
 # cgroups as their path in the hierarchy (/a/b), from the v1 memory
 # hierarchy or else cgroup2, three levels deep
@@ -34,6 +34,7 @@ _mpctl_values() {
 	--mode|-m) echo "default hierarchy local" ;;
 	--scenario|-s) echo "$_mpctl_scenarios" ;;
 	--high) echo "off" ;;
+	--strategy) echo "none madv-free psi kernel kernel-lazyfree" ;;
 	esac
 }
 
@@ -92,7 +93,7 @@ _mpctl() {
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return ;;
-	--chunk|-C|--limit|-L|--duration|-d|--timeout|-t|--count|-n|--threads|-T|--repeat|-r|--threshold|--hog|-H|--exec|-e|--psi|--chunks|--target|--emulator-rt|--reclaim-rt|--reclaim-nice|--overcommit|--stress-arg)
+	--chunk|-C|--limit|-L|--duration|-d|--timeout|-t|--count|-n|--threads|-T|--repeat|-r|--threshold|--hog|-H|--exec|-e|--psi|--chunks|--target|--emulator-rt|--reclaim-rt|--reclaim-nice|--overcommit|--stress-arg|--miss-cost|--seed)
 		return ;;
 	esac
 	opts=_mpctl_opts_$cmd

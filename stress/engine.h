@@ -34,6 +34,12 @@ struct stress_shared {
 	uint64_t throttle_ns;		/* allocators paused above high */
 	struct mp_hist latency;		/* per request: count read to freed */
 	struct mp_hist latency_chunk;	/* the same per chunk freed */
+	/* the cache workload (--strategy, stress/cache.c) */
+	uint64_t cache_reads;		/* reads served, hits and misses */
+	uint64_t cache_hits;
+	uint64_t cache_misses;		/* chunks re-created */
+	uint64_t cache_lost;		/* found dropped by the kernel */
+	uint64_t cache_slots;		/* the cache's size in chunks */
 	int stop;			/* set by the parent */
 	int state;			/* enum stress_state */
 	char error[256];

@@ -29,7 +29,7 @@
 
 #define TICK_NS		100000000ULL	/* timeline sampling */
 #define PROGRESS_TICKS	2		/* progress every 200 ms */
-#define ENGINE_ARGS	24
+#define ENGINE_ARGS	32
 
 extern char **environ;
 
@@ -162,7 +162,7 @@ static int start_engine(struct run *r, struct mp_err *err)
 {
 	struct stress_run_cfg *cfg = r->cfg;
 	struct mp_child *c = &r->engine;
-	char num[8][24], *argv[ENGINE_ARGS];
+	char num[11][24], *argv[ENGINE_ARGS];
 	int n = 0;
 
 	argv[n++] = "mpctl";
@@ -172,7 +172,7 @@ static int start_engine(struct run *r, struct mp_err *err)
 	c->name = "/proc/self/exe " STRESS_ENGINE_APPLET;
 	c->pgroup = true;
 	c->pdeathsig = SIGKILL;
-	if (mp_shrinker_pass(r->sh, c, err) ||
+	if ((r->sh && mp_shrinker_pass(r->sh, c, err)) ||
 	    mp_child_keep(c, r->shm_fd, err) ||
 	    mp_child_keep(c, r->usage_fd, err) ||
 	    mp_child_join(c, r->c.engine_cg.dir, err) ||
@@ -187,6 +187,9 @@ static int start_engine(struct run *r, struct mp_err *err)
 	snprintf(num[5], sizeof(num[5]), "%d", cfg->reclaim_rt);
 	snprintf(num[6], sizeof(num[6]), "%d", r->usage_fd);
 	snprintf(num[7], sizeof(num[7]), "%" PRIu64, r->throttle_bytes);
+	snprintf(num[8], sizeof(num[8]), "%d", (int)cfg->strategy);
+	snprintf(num[9], sizeof(num[9]), "%" PRIu64, cfg->miss_cost_ns);
+	snprintf(num[10], sizeof(num[10]), "%" PRIu64, cfg->seed);
 	argv[n++] = "--shm";
 	argv[n++] = num[0];
 	argv[n++] = "--chunk";
@@ -205,6 +208,14 @@ static int start_engine(struct run *r, struct mp_err *err)
 		argv[n++] = "--high-bytes";
 		argv[n++] = num[7];
 	}
+	if (cfg->strategy) {
+		argv[n++] = "--strategy";
+		argv[n++] = num[8];
+		argv[n++] = "--miss-cost";
+		argv[n++] = num[9];
+		argv[n++] = "--seed";
+		argv[n++] = num[10];
+	}
 	argv[n] = NULL;
 	return mp_child_start(c, err);
 }
@@ -212,16 +223,18 @@ static int start_engine(struct run *r, struct mp_err *err)
 int stress_engine_applet(int argc, char **argv)
 {
 	struct stress_engine_cfg cfg = { 0 };
-	long long shm_fd = -1, v[7] = { 0, 0, 0, 0, 0, -1, 0 };
+	long long shm_fd = -1, v[10] = { 0, 0, 0, 0, 0, -1, 0, 0, 0, 0 };
 	static const char *const names[] = {
 		"--chunk", "--threads", "--max-chunks", "--reclaim-nice",
-		"--reclaim-rt", "--usage-fd", "--high-bytes",
+		"--reclaim-rt", "--usage-fd", "--high-bytes", "--strategy",
+		"--miss-cost", "--seed",
 	};
-	static const long long lo[] = { 1, 1, 1, -20, 0, 0, 0 };
+	static const long long lo[] = { 1, 1, 1, -20, 0, 0, 0, 0, 0, 0 };
 	static const long long hi[] = { LLONG_MAX, STRESS_MAX_THREADS,
 					LLONG_MAX, 19, 99, INT_MAX,
-					LLONG_MAX };
-	struct mp_shrinker *sh;
+					LLONG_MAX, STRESS_STRATEGY_NR - 1,
+					LLONG_MAX, LLONG_MAX };
+	struct mp_shrinker *sh = NULL;
 	struct mp_err err;
 	int i, j, ret;
 
@@ -231,10 +244,10 @@ int stress_engine_applet(int argc, char **argv)
 				goto usage;
 			continue;
 		}
-		for (j = 0; j < 7; j++)
+		for (j = 0; j < 10; j++)
 			if (!strcmp(argv[i], names[j]))
 				break;
-		if (j == 7 || mp_parse_long(argv[i + 1], lo[j], hi[j], &v[j]))
+		if (j == 10 || mp_parse_long(argv[i + 1], lo[j], hi[j], &v[j]))
 			goto usage;
 	}
 	if (i != argc || shm_fd < 0 || !v[0] || !v[1] || !v[2])
@@ -244,7 +257,8 @@ int stress_engine_applet(int argc, char **argv)
 		goto usage;
 	close((int)shm_fd);
 	/* the registration as any child of 'mpctl register' gets it */
-	if (mp_shrinker_client_from_env(&sh, &err)) {
+	if ((!v[7] || stress_strategy_shrinker(v[7])) &&
+	    mp_shrinker_client_from_env(&sh, &err)) {
 		snprintf(cfg.shm->error, sizeof(cfg.shm->error), "%s",
 			 err.msg);
 		cfg.shm->state = STRESS_FAILED;
@@ -258,7 +272,24 @@ int stress_engine_applet(int argc, char **argv)
 	cfg.usage_fd = (int)v[5];
 	cfg.high_bytes = (uint64_t)v[6];
 	cfg.sh = sh;
-	ret = stress_engine_run(&cfg) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+	if (v[7]) {
+		struct stress_cache_cfg cc = {
+			.strategy = (enum stress_strategy)v[7],
+			.chunk_size = cfg.chunk_size,
+			.slots = cfg.max_chunks,
+			.threads = cfg.threads,
+			.miss_cost_ns = (uint64_t)v[8],
+			.seed = (uint64_t)v[9],
+			.sh = sh,
+			.shm = cfg.shm,
+			.usage_fd = cfg.usage_fd,
+			.high_bytes = cfg.high_bytes,
+		};
+
+		ret = stress_cache_run(&cc) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+	} else {
+		ret = stress_engine_run(&cfg) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+	}
 	mp_shrinker_close(sh);
 	return ret;
 usage:
@@ -373,8 +404,8 @@ static void update_events(struct run *r)
 	struct mp_shrinker_stats st;
 	int l;
 
-	if (r->src)
-		return;		/* counted as they come */
+	if (r->src || !r->sh)
+		return;		/* counted as they come, or none */
 	mp_shrinker_stats(r->sh, &st);
 	for (l = 0; l < MP_LEVEL_NR; l++)
 		r->res->events[l] = st.events[l];
@@ -387,6 +418,7 @@ static void take_sample(struct run *r, uint64_t now)
 	uint64_t usage = 0, swap;
 
 	mp_memstat_usage(&r->ms, &usage);
+	res->usage_sum += usage;
 	if (usage > res->peak)
 		res->peak = usage;
 	/*
@@ -513,6 +545,43 @@ static void run_loop(struct run *r)
 	}
 }
 
+/*
+ * The "total=" of the some and full lines of a PSI file, in us: the
+ * cgroup's memory.pressure (v2), else the host's /proc/pressure/memory.
+ * At the start, the values are kept; at the end, the growth is set.
+ */
+static void pressure_totals(struct run *r, bool start)
+{
+	struct stress_result *res = r->res;
+	const struct mp_cgroup *cg = &r->c.cg;
+	char path[PATH_MAX + 32], buf[512], *p;
+	uint64_t v[2] = { 0, 0 };
+	const char *src = "cgroup";
+	int i;
+
+	snprintf(path, sizeof(path), "%s/memory.pressure", cg->dir);
+	if (!cg->dir[0] || cg->hier.version == MP_CG_V1 ||
+	    mp_read_file(path, buf, sizeof(buf)) < 0) {
+		src = "host";
+		if (mp_read_file(mp_syspath(path, sizeof(path),
+					    "/proc/pressure/memory"), buf,
+				 sizeof(buf)) < 0) {
+			res->pressure_source = NULL;
+			return;
+		}
+	}
+	for (i = 0, p = buf; i < 2 && (p = strstr(p, "total=")); i++, p++)
+		v[i] = strtoull(p + 6, NULL, 10);
+	if (start) {
+		res->pressure_source = src;
+		res->pressure_some_us = v[0];
+		res->pressure_full_us = v[1];
+	} else if (res->pressure_source) {
+		res->pressure_some_us = v[0] - res->pressure_some_us;
+		res->pressure_full_us = v[1] - res->pressure_full_us;
+	}
+}
+
 static void finish(struct run *r)
 {
 	struct stress_result *res = r->res;
@@ -537,7 +606,9 @@ static void finish(struct run *r)
 		hog_results(r);
 	mp_meminfo(NULL, NULL, &res->swap_end);
 	update_events(r);
-	mp_shrinker_stats(r->sh, &res->ss);
+	if (r->sh)
+		mp_shrinker_stats(r->sh, &res->ss);
+	pressure_totals(r, false);
 	res->engine = *r->shm;
 }
 
@@ -545,6 +616,7 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 {
 	char path[PATH_MAX], **words;
 	uint64_t total, avail;
+	struct mp_err why;
 	int n;
 
 	if (mp_meminfo(&total, &avail, NULL))
@@ -586,6 +658,11 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 			       "invalid arguments for --hog '%s': %s",
 			       cfg->hog, errno == EINVAL ?
 			       "a quote is not closed" : strerror(errno));
+	if (stress_strategy_kernel(cfg->strategy) &&
+	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &why))
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "strategy '%s' needs the kernel's shrinker: %s",
+			       stress_strategy_name(cfg->strategy), why.msg);
 	if (cfg->emulate && cfg->backend == MP_BACKEND_MEMPRESSURE)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "--emulate and --backend mempressure contradict each other");
@@ -639,12 +716,19 @@ static int prepare(struct run *r, struct mp_err *err)
 	scfg.target = &r->c.tgt;
 	/* kernel shrinker: the usage early warning beside it, unless told */
 	scfg.assist = !cfg->no_assist && r->c.cg.dir[0];
-	if (mp_shrinker_open(&scfg, &r->sh, err))
+	if (cfg->strategy == STRESS_STRATEGY_PSI)
+		scfg.emulate = true;
+	if (stress_strategy_kernel(cfg->strategy))
+		scfg.backend = MP_BACKEND_MEMPRESSURE;
+	if ((!cfg->strategy || stress_strategy_shrinker(cfg->strategy)) &&
+	    mp_shrinker_open(&scfg, &r->sh, err))
 		return -1;
-	res->mode = mp_shrinker_mode(r->sh);
-	res->backend = mp_shrinker_backend(r->sh);
-	res->emulated = mp_shrinker_emulated(r->sh);
-	if (!res->emulated) {
+	if (r->sh) {
+		res->mode = mp_shrinker_mode(r->sh);
+		res->backend = mp_shrinker_backend(r->sh);
+		res->emulated = mp_shrinker_emulated(r->sh);
+	}
+	if (r->sh && !res->emulated) {
 		struct mp_source_cfg src = {
 			.backend = MP_BACKEND_MEMPRESSURE,
 			.level = MP_LEVEL_LOW,
@@ -695,6 +779,7 @@ static int prepare(struct run *r, struct mp_err *err)
 		mp_cg_oom_kills(&r->c.cg, &r->oom_base);
 	if (r->c.engine_created)
 		r->oom_base = 0;
+	pressure_totals(r, true);
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache.h"
 #include "engine.h"
 #include "mp_cgroup.h"
 #include "mp_err.h"
@@ -72,6 +73,10 @@ struct stress_run_cfg {
 	bool no_throttle;
 	bool force;		/* --cgroup without a memory limit */
 	bool swap;		/* no memsw / swap.max limit */
+	/* the cache workload (stress/cache.h) instead of the allocators */
+	enum stress_strategy strategy;
+	uint64_t miss_cost_ns;
+	uint64_t seed;
 	/* every 200 ms while the run goes, if set */
 	void (*progress)(const struct stress_sample *s, uint64_t freed,
 			 const uint64_t events[MP_LEVEL_NR], uint64_t limit,
@@ -103,6 +108,10 @@ struct stress_result {
 	uint64_t peak, swap_start, swap_end, swap_total;
 	uint64_t swap_peak;	/* the host's swap use, highest sample */
 	uint64_t oom_kills;
+	uint64_t usage_sum;	/* of the samples, for the average */
+	/* memory.pressure of the cgroup (v2) or the host's PSI, over the run */
+	const char *pressure_source;	/* "cgroup", "host" or NULL */
+	uint64_t pressure_some_us, pressure_full_us;
 	struct stress_shared engine;	/* the engine's numbers at the end */
 	bool hog_exited;
 	int hog_status;

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The cache workload of "mpctl stress --strategy": an application model.
+ *
+ * A cache of slots chunks (a footprint of --overcommit times the limit)
+ * is read by reader threads with a Zipf popularity (s = 1, a seeded
+ * xorshift generator per thread: the same keys in every run). A read of
+ * a chunk that is held checks one marker word per page (a hit); a chunk
+ * that is not held, or whose marker words the kernel zeroed (MADV_FREE),
+ * is re-created (a miss): every page written, then miss_cost_ns of CPU.
+ * What the cache does with its memory is the strategy:
+ *
+ *  none             never gives memory back
+ *  madv-free        chunks MADV_FREE'd once filled; the kernel may drop
+ *                   them, the next read finds out and re-creates them
+ *  psi              the emulated shrinker (mpctl stress --emulate) asks,
+ *                   the cache drops its least recently read chunks
+ *                   (CLOCK order) with MADV_DONTNEED
+ *  kernel           the same with the kernel's shrinker (patched kernel)
+ *  kernel-lazyfree  kernel asks, and chunks are kept MADV_FREE so that
+ *                   reclaim can take them if the program answers late
+ *
+ * The counters go to struct stress_shared, as the allocator engine's.
+ */
+#ifndef STRESS_CACHE_H
+#define STRESS_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+
+enum stress_strategy {
+	STRESS_STRATEGY_OFF = 0,	/* the allocator engine, no cache */
+	STRESS_STRATEGY_NONE,
+	STRESS_STRATEGY_MADV_FREE,
+	STRESS_STRATEGY_PSI,
+	STRESS_STRATEGY_KERNEL,
+	STRESS_STRATEGY_KERNEL_LAZYFREE,
+	STRESS_STRATEGY_NR,
+};
+
+/* "none", "madv-free", ...; NULL for OFF or out of range */
+const char *stress_strategy_name(enum stress_strategy s);
+/* 0 and *s, or -1 for an unknown name */
+int stress_strategy_parse(const char *name, enum stress_strategy *s);
+/* the strategy is asked by a shrinker (psi, kernel, kernel-lazyfree) */
+bool stress_strategy_shrinker(enum stress_strategy s);
+/* the strategy needs the kernel's shrinker */
+bool stress_strategy_kernel(enum stress_strategy s);
+
+struct stress_cache_cfg {
+	enum stress_strategy strategy;
+	uint64_t chunk_size;
+	uint64_t slots;
+	int threads;		/* readers */
+	uint64_t miss_cost_ns;
+	uint64_t seed;
+	struct mp_shrinker *sh;	/* NULL without a shrinker */
+	struct stress_shared *shm;
+	int usage_fd;		/* >= 0: pause misses above high_bytes */
+	uint64_t high_bytes;
+};
+
+/* Run until shm->stop; 0, or -1 with shm->error set. */
+int stress_cache_run(const struct stress_cache_cfg *cfg);
+
+#endif
