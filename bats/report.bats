@@ -53,6 +53,12 @@ png_size() {
 	[ "$status" -eq 64 ]
 	mpctl report --compare a b --svg x.svg
 	[ "$status" -eq 64 ]
+	# the gate's options go with --compare
+	for o in --allow-unsure --force; do
+		mpctl report "$o"
+		[ "$status" -eq 64 ]
+		assert_line --index 0 "mpctl report: --threshold, --alpha, --allow-unsure and --force go with --compare"
+	done
 }
 
 @test "report --compare: a report against itself never regresses" {
