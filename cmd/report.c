@@ -641,11 +641,6 @@ static void summarize_all(json_t *doc)
 		mp_report_summarize(sc);
 }
 
-static bool report_signal_seen(void)
-{
-	return report_suite_signal() != 0;
-}
-
 /* no scenario of the report has the status "ok" */
 static bool nothing_ran(const json_t *doc)
 {
@@ -867,7 +862,7 @@ int cmd_report(int argc, char **argv)
 	}
 	/* a report in which nothing ran measured nothing: not a success */
 	if (!ret && !failed && !o.input && !o.allow_empty &&
-	    !report_signal_seen() && nothing_ran(doc)) {
+	    !report_suite_signal() && nothing_ran(doc)) {
 		cmd_error("no scenario ran (every one was skipped): nothing "
 			  "measured (--allow-empty accepts it)");
 		ret = MP_EXIT_DATAERR;

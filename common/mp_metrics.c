@@ -71,27 +71,32 @@ static void counters(FILE *f, const struct mp_listen_metrics *m,
 	}
 }
 
+/* a counter family with one sample per level */
+static void per_level(FILE *f, const struct mp_listen_metrics *m,
+		      const char *name, const char *help,
+		      const uint64_t v[MP_LEVEL_NR])
+{
+	int l;
+
+	family(f, name, "counter", help);
+	for (l = 0; l < MP_LEVEL_NR; l++) {
+		series(f, m, name, "level", mp_level_name(l));
+		fprintf(f, "%" PRIu64 "\n", v[l]);
+	}
+}
+
 int mp_metrics_write(FILE *f, const struct mp_listen_metrics *m)
 {
 	bool declared = false;
 	uint64_t failcnt;
-	int l;
 
 	errno = 0;
-	family(f, "mpctl_listen_events_total", "counter",
-	       "Memory pressure events the listener reported, by level.");
-	for (l = 0; l < MP_LEVEL_NR; l++) {
-		series(f, m, "mpctl_listen_events_total", "level",
-		       mp_level_name(l));
-		fprintf(f, "%" PRIu64 "\n", m->events[l]);
-	}
-	family(f, "mpctl_listen_notifications_total", "counter",
-	       "Kernel notifications behind those events, by level.");
-	for (l = 0; l < MP_LEVEL_NR; l++) {
-		series(f, m, "mpctl_listen_notifications_total", "level",
-		       mp_level_name(l));
-		fprintf(f, "%" PRIu64 "\n", m->notifications[l]);
-	}
+	per_level(f, m, "mpctl_listen_events_total",
+		  "Memory pressure events the listener reported, by level.",
+		  m->events);
+	per_level(f, m, "mpctl_listen_notifications_total",
+		  "Kernel notifications behind those events, by level.",
+		  m->notifications);
 	family(f, "mpctl_listen_last_event_timestamp_seconds", "gauge",
 	       "When the last event was read (0: none yet).");
 	series(f, m, "mpctl_listen_last_event_timestamp_seconds", NULL, NULL);
