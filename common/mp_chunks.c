@@ -22,13 +22,11 @@ struct chunk_list {
 struct mp_chunk_pool {
 	uint64_t size;
 	long page;
-	bool heap, touch, unmap;
+	bool heap, touch, unmap, populate;
 	/* address ranges whose pages were given back, to be reused */
 	pthread_mutex_t empty_lock;
 	void **empty;
 	size_t nempty, empty_cap;
-	/* MADV_POPULATE_WRITE is not supported: any thread may find out */
-	bool no_populate;	/* __atomic */
 	void *reserve;		/* one mapping carved into chunks */
 	size_t reserve_len;
 	int nlists;
@@ -38,6 +36,9 @@ struct mp_chunk_pool {
 	struct mp_chunk_stats *st;
 	struct chunk_list *lists;
 };
+
+/* MADV_POPULATE_WRITE is not supported: any thread may find out */
+static bool populate_unsupported;	/* __atomic */
 
 static uint64_t mono_ns(void)
 {
@@ -112,6 +113,7 @@ struct mp_chunk_pool *mp_chunks_new(const struct mp_chunk_pool_cfg *cfg,
 	p->heap = cfg->heap;
 	p->touch = !cfg->no_touch;
 	p->unmap = cfg->unmap;
+	p->populate = p->touch && !cfg->no_populate;
 	pthread_mutex_init(&p->empty_lock, NULL);
 	if (cfg->reserve_chunks && !p->heap && !p->unmap)
 		reserve(p, cfg->reserve_chunks);
@@ -168,28 +170,52 @@ static void *chunk_map(struct mp_chunk_pool *p)
 {
 	void *c;
 
-	if (p->heap)
-		return malloc(p->size);
-	c = p->unmap ? NULL : pop_empty(p);
-	if (!c) {
-		/* mmap, not malloc: glibc's dynamic threshold keeps frees */
-		c = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (c == MAP_FAILED)
+	if (p->heap) {
+		c = malloc(p->size);
+		if (!c)
 			return NULL;
-	}
-	/* one call faults every page in, far cheaper than a fault each */
-	if (p->touch && !__atomic_load_n(&p->no_populate, __ATOMIC_RELAXED) &&
-	    madvise(c, p->size, MADV_POPULATE_WRITE)) {
-		if (errno == EINVAL)	/* before Linux 5.14 */
-			__atomic_store_n(&p->no_populate, true,
-					 __ATOMIC_RELAXED);
-		else if (errno == ENOMEM || errno == EFAULT) {
-			munmap(c, p->size);
-			return NULL;
+	} else {
+		c = p->unmap ? NULL : pop_empty(p);
+		if (!c) {
+			/* mmap, not malloc: glibc's dynamic threshold keeps
+			 * frees */
+			c = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (c == MAP_FAILED)
+				return NULL;
 		}
 	}
+	if (p->populate && mp_chunk_populate(c, p->size)) {
+		if (p->heap)
+			free(c);
+		else
+			munmap(c, p->size);
+		return NULL;
+	}
 	return c;
+}
+
+/*
+ * One call faults every page in, far cheaper than a fault each; of
+ * malloc()'s memory the whole pages inside it (an unaligned address is
+ * EINVAL, which must not read as "not supported")
+ */
+int mp_chunk_populate(void *c, uint64_t size)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = ((uintptr_t)c + page - 1) & ~(page - 1);
+	uintptr_t end = ((uintptr_t)c + size) & ~(page - 1);
+
+	if (end <= start ||
+	    __atomic_load_n(&populate_unsupported, __ATOMIC_RELAXED) ||
+	    !madvise((void *)start, end - start, MADV_POPULATE_WRITE))
+		return 0;
+	if (errno == EINVAL) {	/* before Linux 5.14 */
+		__atomic_store_n(&populate_unsupported, true,
+				 __ATOMIC_RELAXED);
+		return 0;
+	}
+	return errno == ENOMEM || errno == EFAULT ? -1 : 0;
 }
 
 /* Give a chunk's memory back to the kernel. */

@@ -36,6 +36,8 @@ struct mp_chunk_pool_cfg {
 	int lists;		/* one per allocator thread; >= 1 */
 	bool heap;		/* malloc()/free() instead of mmap()/munmap() */
 	bool no_touch;		/* do not write every page */
+	bool no_populate;	/* no MADV_POPULATE_WRITE: the writes to
+				 * every page fault them in, one by one */
 	bool unmap;		/* free with munmap() rather than giving the
 				 * pages back with MADV_DONTNEED and reusing
 				 * the address range */
@@ -59,6 +61,12 @@ uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n,
 			   uint64_t *kept);
 uint64_t mp_chunks_held(const struct mp_chunk_pool *p);
 const struct mp_chunk_stats *mp_chunks_stats(const struct mp_chunk_pool *p);
+/*
+ * Fault in the whole pages of [c, c + size) with MADV_POPULATE_WRITE: 0,
+ * also where the kernel lacks it (the caller's writes fault them in), or
+ * -1 with errno ENOMEM or EFAULT (out of memory).
+ */
+int mp_chunk_populate(void *c, uint64_t size);
 /* Free every chunk and the pool. */
 void mp_chunks_destroy(struct mp_chunk_pool *p);
 
