@@ -54,6 +54,8 @@ enum {
 	OPT_STRATEGY,
 	OPT_MISS_COST,
 	OPT_SEED,
+	OPT_FREE,
+	OPT_NO_POPULATE,
 };
 
 static const struct argp_option options[] = {
@@ -79,6 +81,13 @@ static const struct argp_option options[] = {
 	{ "seed", OPT_SEED, "N", 0,
 	  "cache workload: seed of the readers' key generator (default 1)",
 	  0 },
+	{ "free", OPT_FREE, "MODE", 0,
+	  "how chunks are mapped and freed: reuse (one reservation, "
+	  "MADV_DONTNEED, ranges reused; the default), munmap (an mmap a "
+	  "chunk, munmap to free) or free (malloc and free)", 0 },
+	{ "no-populate", OPT_NO_POPULATE, NULL, 0,
+	  "fault a chunk in by writing its pages one by one, not with "
+	  "MADV_POPULATE_WRITE", 0 },
 	{ "backend", 'b', "NAME", 0,
 	  "mempressure (kernel shrinker), memcg or psi (emulated), or auto",
 	  0 },
@@ -196,6 +205,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (stress_strategy_parse(arg, &o->strategy))
 			cmd_argerr(state, "unknown strategy '%s'", arg);
 		break;
+	case OPT_FREE:
+		if (stress_free_parse(arg, &o->free_mode))
+			cmd_argerr(state, "unknown free mode '%s': reuse, munmap or free",
+				   arg);
+		break;
+	case OPT_NO_POPULATE:
+		o->no_populate = true;
+		break;
 	case OPT_MISS_COST:
 		o->miss_cost_ns = cmd_arg_duration(state, arg);
 		break;
@@ -309,6 +326,29 @@ static json_t *hist_json(const struct mp_hist *h)
 						 0));
 }
 
+/* the allocations' latency, and how many took 500 ms or more */
+static json_t *alloc_latency_json(const struct stress_shared *s)
+{
+	json_t *h = hist_json(&s->alloc_latency);
+
+	if (h && json_object_set_new(h, "over_500ms",
+				     json_integer((json_int_t)s->allocs_slow))) {
+		json_decref(h);
+		return NULL;
+	}
+	return h;
+}
+
+/*
+ * Whether chunks were faulted in with MADV_POPULATE_WRITE: the cache's
+ * reuse mode writes its pages, as it always did
+ */
+static bool populates(const struct stress_run_cfg *o)
+{
+	return !o->no_populate &&
+	       !(o->strategy && o->free_mode == STRESS_FREE_REUSE);
+}
+
 static double seconds(const struct stress_result *r)
 {
 	return (double)(r->end_ns - r->start_ns) / 1e9;
@@ -378,7 +418,7 @@ static json_t *result_json(const struct stress_run_cfg *o,
 
 	uname(&un);
 
-	params = json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o}",
+	params = json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o, s:s, s:b}",
 			   "chunk_size_bytes", (json_int_t)o->chunk,
 			   "threads", (json_int_t)o->threads,
 			   "duration_ns", (json_int_t)o->duration_ns,
@@ -394,7 +434,9 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			   "swap", o->swap,
 			   "cgroup", o->cgroup ? mp_json_str(o->cgroup) :
 			   json_null(),
-			   "hog", o->hog ? mp_json_str(o->hog) : json_null());
+			   "hog", o->hog ? mp_json_str(o->hog) : json_null(),
+			   "free", stress_free_name(o->free_mode),
+			   "populate", populates(o));
 	if (policy_on) {
 		struct mp_emul_policy p = {
 			.target = o->target, .high = o->high,
@@ -459,6 +501,8 @@ static json_t *result_json(const struct stress_run_cfg *o,
 	bad |= json_object_set_new(doc, "reclaim_latency", hist_json(&s->latency));
 	bad |= json_object_set_new(doc, "reclaim_latency_per_chunk",
 			    hist_json(&s->latency_chunk));
+	bad |= json_object_set_new(doc, "alloc_latency",
+				   alloc_latency_json(s));
 	bad |= json_object_set_new(doc, "events", json_pack(
 		"{s:I, s:I, s:I, s:I, s:I}",
 		"low", (json_int_t)r->events[MP_LEVEL_LOW],
@@ -564,6 +608,13 @@ static void print_summary(const struct stress_run_cfg *o,
 	       mp_hist_quantile(&s->latency, 0.99) / 1e3,
 	       s->latency.max / 1e3,
 	       mp_hist_quantile(&s->latency_chunk, 0.5) / 1e3);
+	printf("  alloc latency p50 %.0f us, p99 %.0f us, max %.0f us per "
+	       "chunk (%s%s); %" PRIu64 " took 500 ms or more\n",
+	       mp_hist_quantile(&s->alloc_latency, 0.5) / 1e3,
+	       mp_hist_quantile(&s->alloc_latency, 0.99) / 1e3,
+	       s->alloc_latency.max / 1e3, stress_free_name(o->free_mode),
+	       populates(o) ? ", populated" : ", a write a page",
+	       s->allocs_slow);
 	printf("  events        low %" PRIu64 ", medium %" PRIu64
 	       ", critical %" PRIu64, r->events[MP_LEVEL_LOW],
 	       r->events[MP_LEVEL_MEDIUM], r->events[MP_LEVEL_CRITICAL]);

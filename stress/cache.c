@@ -62,12 +62,13 @@ struct slot {
 	pthread_mutex_t lock;
 	bool held;
 	bool ref;		/* read since the clock hand passed */
+	char *mem;		/* the chunk; NULL when not held (munmap, free) */
 };
 
 struct cache {
 	const struct stress_cache_cfg *cfg;
 	struct stress_shared *shm;
-	char *base;
+	char *base;		/* the slots' mapping (reuse), or NULL */
 	struct slot *slot;
 	double *cdf;		/* Zipf popularity, cumulative */
 	size_t page;
@@ -79,6 +80,14 @@ struct reader {
 	struct cache *c;
 	uint64_t rng;
 };
+
+static void chunk_release(struct cache *c, char *p)
+{
+	if (c->cfg->free_mode == STRESS_FREE_HEAP)
+		free(p);
+	else
+		munmap(p, c->cfg->chunk_size);
+}
 
 static void cache_error(struct cache *c, const char *what, int errnum)
 {
@@ -121,8 +130,7 @@ static bool intact(struct cache *c, uint64_t i)
 	uint64_t off;
 
 	for (off = 0; off < c->cfg->chunk_size; off += c->page) {
-		p = (volatile uint64_t *)(c->base + i * c->cfg->chunk_size +
-					  off);
+		p = (volatile uint64_t *)(c->slot[i].mem + off);
 		if (*p != i + 1)
 			return false;
 	}
@@ -156,17 +164,52 @@ static void throttle(struct cache *c)
 	}
 }
 
-/* re-create chunk i: write every page, then the fixed cost */
-static void fill(struct cache *c, uint64_t i)
+/* a fresh chunk (munmap, free), its pages faulted in unless told not */
+static char *chunk_new(struct cache *c)
 {
-	char *p = c->base + i * c->cfg->chunk_size;
-	uint64_t off;
+	uint64_t size = c->cfg->chunk_size;
+	char *p;
 
+	if (c->cfg->free_mode == STRESS_FREE_HEAP) {
+		p = malloc(size);
+	} else {
+		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			p = NULL;
+	}
+	if (p && !c->cfg->no_populate && mp_chunk_populate(p, size)) {
+		chunk_release(c, p);
+		p = NULL;
+	}
+	return p;
+}
+
+/*
+ * Re-create chunk i: its memory (a fresh chunk, or the slot's range whose
+ * pages were given back), every page written, then the fixed cost. -1 if
+ * no memory could be had.
+ */
+static int fill(struct cache *c, uint64_t i)
+{
+	uint64_t t0 = mp_now_ns(CLOCK_MONOTONIC), off;
+	struct slot *s = &c->slot[i];
+	char *p = c->base ? c->base + i * c->cfg->chunk_size : s->mem;
+
+	if (!p)
+		p = chunk_new(c);
+	if (!p) {
+		ADD(c->shm->chunks.alloc_failed, 1);
+		return -1;
+	}
 	for (off = 0; off < c->cfg->chunk_size; off += c->page)
 		*(uint64_t *)(p + off) = i + 1;
+	s->mem = p;
+	stress_alloc_latency(c->shm, mp_now_ns(CLOCK_MONOTONIC) - t0);
 	spin_ns(c->cfg->miss_cost_ns);
 	if (c->lazy)
 		madvise(p, c->cfg->chunk_size, MADV_FREE);
+	return 0;
 }
 
 static void read_one(struct cache *c, uint64_t i)
@@ -188,7 +231,14 @@ static void read_one(struct cache *c, uint64_t i)
 		ADD(c->shm->cache_lost, 1);
 	if (c->cfg->usage_fd >= 0)
 		throttle(c);
-	fill(c, i);
+	if (fill(c, i)) {
+		/* out of memory or address space: back off */
+		struct timespec ts = { 0, 1000000 };
+
+		pthread_mutex_unlock(&s->lock);
+		nanosleep(&ts, NULL);
+		return;
+	}
 	s->held = true;
 	s->ref = true;
 	pthread_mutex_unlock(&s->lock);
@@ -218,7 +268,6 @@ static uint64_t drop(struct cache *c, uint64_t n)
 
 	while (freed < n && seen < 2 * slots) {
 		struct slot *s = &c->slot[c->hand];
-		uint64_t i = c->hand;
 
 		c->hand = (c->hand + 1) % slots;
 		seen++;
@@ -227,8 +276,13 @@ static uint64_t drop(struct cache *c, uint64_t n)
 		if (s->held && s->ref) {
 			s->ref = false;
 		} else if (s->held) {
-			madvise(c->base + i * c->cfg->chunk_size,
-				c->cfg->chunk_size, MADV_DONTNEED);
+			if (c->base) {
+				madvise(s->mem, c->cfg->chunk_size,
+					MADV_DONTNEED);
+			} else {
+				chunk_release(c, s->mem);
+				s->mem = NULL;
+			}
 			s->held = false;
 			freed++;
 		}
@@ -285,15 +339,19 @@ static int setup(struct cache *c, const struct stress_cache_cfg *cfg)
 	c->cdf = calloc(cfg->slots, sizeof(*c->cdf));
 	if (!c->slot || !c->cdf)
 		return -1;
-	c->base = mmap(NULL, cfg->slots * cfg->chunk_size,
-		       PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (c->base == MAP_FAILED) {
-		c->base = NULL;
-		return -1;
+	if (cfg->free_mode == STRESS_FREE_REUSE) {
+		c->base = mmap(NULL, cfg->slots * cfg->chunk_size,
+			       PROT_READ | PROT_WRITE, MAP_PRIVATE |
+			       MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (c->base == MAP_FAILED) {
+			c->base = NULL;
+			return -1;
+		}
 	}
 	for (i = 0; i < cfg->slots; i++) {
 		pthread_mutex_init(&c->slot[i].lock, NULL);
+		if (c->base)
+			c->slot[i].mem = c->base + i * cfg->chunk_size;
 		sum += 1.0 / (double)(i + 1);
 	}
 	for (i = 0; i < cfg->slots; i++) {
@@ -345,8 +403,11 @@ out:
 	if (c.base)
 		munmap(c.base, cfg->slots * cfg->chunk_size);
 	if (c.slot)
-		for (uint64_t k = 0; k < cfg->slots; k++)
+		for (uint64_t k = 0; k < cfg->slots; k++) {
+			if (!c.base && c.slot[k].mem)
+				chunk_release(&c, c.slot[k].mem);
 			pthread_mutex_destroy(&c.slot[k].lock);
+		}
 	free(c.slot);
 	free(c.cdf);
 	free(r);

@@ -20,6 +20,14 @@
  *  kernel-lazyfree  kernel asks, and chunks are kept MADV_FREE so that
  *                   reclaim can take them if the program answers late
  *
+ * The chunks live in one mapping, a slot each, given back with
+ * MADV_DONTNEED (--free reuse, the default). With --free munmap a miss
+ * maps a fresh chunk and faults it in with MADV_POPULATE_WRITE (or, with
+ * --no-populate, by its writes alone) and a drop unmaps it, as a program
+ * written the ordinary way does; --free free the same with malloc()/free().
+ * A miss's allocation (map and fault in, not the miss cost) is timed into
+ * alloc_latency.
+ *
  * The counters go to struct stress_shared, as the allocator engine's.
  */
 #ifndef STRESS_CACHE_H
@@ -56,6 +64,8 @@ struct stress_cache_cfg {
 	int threads;		/* readers */
 	uint64_t miss_cost_ns;
 	uint64_t seed;
+	enum stress_free free_mode;
+	bool no_populate;	/* munmap, free: no MADV_POPULATE_WRITE */
 	struct mp_shrinker *sh;	/* NULL without a shrinker */
 	struct stress_shared *shm;
 	int usage_fd;		/* >= 0: pause misses above high_bytes */

@@ -41,6 +41,36 @@ struct stress_engine {
 #define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
 #define SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
+static const char *const free_names[STRESS_FREE_NR] = {
+	[STRESS_FREE_REUSE] = "reuse",
+	[STRESS_FREE_MUNMAP] = "munmap",
+	[STRESS_FREE_HEAP] = "free",
+};
+
+const char *stress_free_name(enum stress_free f)
+{
+	return f >= 0 && f < STRESS_FREE_NR ? free_names[f] : NULL;
+}
+
+int stress_free_parse(const char *name, enum stress_free *f)
+{
+	int i;
+
+	for (i = 0; i < STRESS_FREE_NR; i++)
+		if (!strcmp(name, free_names[i])) {
+			*f = i;
+			return 0;
+		}
+	return -1;
+}
+
+void stress_alloc_latency(struct stress_shared *shm, uint64_t ns)
+{
+	mp_hist_add(&shm->alloc_latency, ns);
+	if (ns >= STRESS_ALLOC_SLOW_NS)
+		ADD(shm->allocs_slow, 1);
+}
+
 static void engine_error(struct stress_engine *e, const char *msg)
 {
 	pthread_mutex_lock(&e->err_lock);
@@ -96,6 +126,7 @@ static void *alloc_thread(void *arg)
 	struct alloc_arg *a = arg;
 	struct stress_engine *e = a->e;
 	struct mp_err err;
+	uint64_t t0;
 
 	while (!LOAD(e->shm->stop)) {
 		if (mp_chunks_held(e->pool) >= e->cfg->max_chunks) {
@@ -104,11 +135,13 @@ static void *alloc_thread(void *arg)
 		}
 		if (e->cfg->usage_fd >= 0)
 			throttle(e);
+		t0 = mp_now_ns(CLOCK_MONOTONIC);
 		if (!mp_chunk_alloc(e->pool, a->idx)) {
 			/* out of address space or memory: back off */
 			sleep_ns(1000000);
 			continue;
 		}
+		stress_alloc_latency(e->shm, mp_now_ns(CLOCK_MONOTONIC) - t0);
 		SET(e->shm->held, mp_chunks_held(e->pool));
 		if (mp_shrinker_add(e->cfg->sh, 1, &err)) {
 			ADD(e->shm->add_failed, 1);
@@ -188,7 +221,12 @@ struct stress_engine *stress_engine_start(const struct stress_engine_cfg *cfg)
 	struct mp_chunk_pool_cfg pcfg = {
 		.chunk_size = cfg->chunk_size,
 		.lists = cfg->threads,
-		.reserve_chunks = cfg->max_chunks + cfg->threads,
+		.heap = cfg->free_mode == STRESS_FREE_HEAP,
+		.unmap = cfg->free_mode == STRESS_FREE_MUNMAP,
+		.no_populate = cfg->no_populate,
+		/* the reuse mode's reservation; the others map per chunk */
+		.reserve_chunks = cfg->free_mode == STRESS_FREE_REUSE ?
+				  cfg->max_chunks + cfg->threads : 0,
 	};
 	struct stress_engine *e;
 	int i;

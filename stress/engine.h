@@ -16,6 +16,29 @@
 #include "mp_shrinker.h"
 #include "mp_stats.h"
 
+/*
+ * How the engine's chunks are mapped and freed (--free):
+ *  reuse   one reservation carved into chunks, freed with MADV_DONTNEED
+ *          and the range reused (mp_chunks.c: no mmap_lock writer)
+ *  munmap  one mmap() per chunk, munmap() when freed: a program written
+ *          the ordinary way
+ *  free    malloc()/free() of glibc
+ */
+enum stress_free {
+	STRESS_FREE_REUSE = 0,
+	STRESS_FREE_MUNMAP,
+	STRESS_FREE_HEAP,
+	STRESS_FREE_NR,
+};
+
+/* "reuse", "munmap", "free"; NULL out of range */
+const char *stress_free_name(enum stress_free f);
+/* 0 and *f, or -1 for an unknown name */
+int stress_free_parse(const char *name, enum stress_free *f);
+
+/* an allocation this slow or slower is counted apart, exactly */
+#define STRESS_ALLOC_SLOW_NS	500000000ULL
+
 enum stress_state {
 	STRESS_STARTING = 0,
 	STRESS_RUNNING,
@@ -34,6 +57,9 @@ struct stress_shared {
 	uint64_t throttle_ns;		/* allocators paused above high */
 	struct mp_hist latency;		/* per request: count read to freed */
 	struct mp_hist latency_chunk;	/* the same per chunk freed */
+	/* per chunk allocated: map and fault in (populate or a write a page) */
+	struct mp_hist alloc_latency;
+	uint64_t allocs_slow;		/* of them, >= STRESS_ALLOC_SLOW_NS */
 	/* the cache workload (--strategy, stress/cache.c) */
 	uint64_t cache_reads;		/* reads served, hits and misses */
 	uint64_t cache_hits;
@@ -53,6 +79,9 @@ struct stress_engine_cfg {
 	struct stress_shared *shm;
 	int reclaim_nice;	/* nice of the reclaim thread (0: unchanged) */
 	bool no_mlock;		/* do not mlockall(MCL_CURRENT) at the start */
+	enum stress_free free_mode;
+	bool no_populate;	/* write every page instead of
+				 * MADV_POPULATE_WRITE */
 	int reclaim_rt;		/* >0: SCHED_FIFO priority, else (or if that
 				 * is not permitted) reclaim_nice */
 	/*
@@ -67,6 +96,9 @@ struct stress_engine_cfg {
 };
 
 struct stress_engine;
+
+/* One allocation's latency into shm: the histogram, the slow count. */
+void stress_alloc_latency(struct stress_shared *shm, uint64_t ns);
 
 /*
  * Start the reclaim thread and the allocator threads; NULL with

@@ -162,7 +162,7 @@ static int start_engine(struct run *r, struct mp_err *err)
 {
 	struct stress_run_cfg *cfg = r->cfg;
 	struct mp_child *c = &r->engine;
-	char num[11][24], *argv[ENGINE_ARGS];
+	char num[12][24], *argv[ENGINE_ARGS];
 	int n = 0;
 
 	argv[n++] = "mpctl";
@@ -190,6 +190,7 @@ static int start_engine(struct run *r, struct mp_err *err)
 	snprintf(num[8], sizeof(num[8]), "%d", (int)cfg->strategy);
 	snprintf(num[9], sizeof(num[9]), "%" PRIu64, cfg->miss_cost_ns);
 	snprintf(num[10], sizeof(num[10]), "%" PRIu64, cfg->seed);
+	snprintf(num[11], sizeof(num[11]), "%d", (int)cfg->free_mode);
 	argv[n++] = "--shm";
 	argv[n++] = num[0];
 	argv[n++] = "--chunk";
@@ -208,6 +209,14 @@ static int start_engine(struct run *r, struct mp_err *err)
 		argv[n++] = "--high-bytes";
 		argv[n++] = num[7];
 	}
+	if (cfg->free_mode) {
+		argv[n++] = "--free";
+		argv[n++] = num[11];
+	}
+	if (cfg->no_populate) {
+		argv[n++] = "--no-populate";
+		argv[n++] = "1";
+	}
 	if (cfg->strategy) {
 		argv[n++] = "--strategy";
 		argv[n++] = num[8];
@@ -223,17 +232,20 @@ static int start_engine(struct run *r, struct mp_err *err)
 int stress_engine_applet(int argc, char **argv)
 {
 	struct stress_engine_cfg cfg = { 0 };
-	long long shm_fd = -1, v[10] = { 0, 0, 0, 0, 0, -1, 0, 0, 0, 0 };
+	long long shm_fd = -1;
+	long long v[12] = { 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0 };
 	static const char *const names[] = {
 		"--chunk", "--threads", "--max-chunks", "--reclaim-nice",
 		"--reclaim-rt", "--usage-fd", "--high-bytes", "--strategy",
-		"--miss-cost", "--seed",
+		"--miss-cost", "--seed", "--free", "--no-populate",
 	};
-	static const long long lo[] = { 1, 1, 1, -20, 0, 0, 0, 0, 0, 0 };
+	static const long long lo[] = { 1, 1, 1, -20, 0, 0, 0, 0, 0, 0, 0, 0 };
 	static const long long hi[] = { LLONG_MAX, STRESS_MAX_THREADS,
 					LLONG_MAX, 19, 99, INT_MAX,
 					LLONG_MAX, STRESS_STRATEGY_NR - 1,
-					LLONG_MAX, LLONG_MAX };
+					LLONG_MAX, LLONG_MAX, STRESS_FREE_NR - 1,
+					1 };
+	const int nr = (int)(sizeof(names) / sizeof(names[0]));
 	struct mp_shrinker *sh = NULL;
 	struct mp_err err;
 	int i, j, ret;
@@ -244,10 +256,10 @@ int stress_engine_applet(int argc, char **argv)
 				goto usage;
 			continue;
 		}
-		for (j = 0; j < 10; j++)
+		for (j = 0; j < nr; j++)
 			if (!strcmp(argv[i], names[j]))
 				break;
-		if (j == 10 || mp_parse_long(argv[i + 1], lo[j], hi[j], &v[j]))
+		if (j == nr || mp_parse_long(argv[i + 1], lo[j], hi[j], &v[j]))
 			goto usage;
 	}
 	if (i != argc || shm_fd < 0 || !v[0] || !v[1] || !v[2])
@@ -271,6 +283,8 @@ int stress_engine_applet(int argc, char **argv)
 	cfg.reclaim_rt = (int)v[4];
 	cfg.usage_fd = (int)v[5];
 	cfg.high_bytes = (uint64_t)v[6];
+	cfg.free_mode = (enum stress_free)v[10];
+	cfg.no_populate = v[11];
 	cfg.sh = sh;
 	if (v[7]) {
 		struct stress_cache_cfg cc = {
@@ -280,6 +294,8 @@ int stress_engine_applet(int argc, char **argv)
 			.threads = cfg.threads,
 			.miss_cost_ns = (uint64_t)v[8],
 			.seed = (uint64_t)v[9],
+			.free_mode = cfg.free_mode,
+			.no_populate = cfg.no_populate,
 			.sh = sh,
 			.shm = cfg.shm,
 			.usage_fd = cfg.usage_fd,
@@ -663,6 +679,12 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 			       "strategy '%s' needs the kernel's shrinker: %s",
 			       stress_strategy_name(cfg->strategy), why.msg);
+	if (cfg->free_mode == STRESS_FREE_HEAP &&
+	    (cfg->strategy == STRESS_STRATEGY_MADV_FREE ||
+	     cfg->strategy == STRESS_STRATEGY_KERNEL_LAZYFREE))
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "--free free and strategy '%s' exclude each other: MADV_FREE takes whole pages, malloc() does not give them",
+			       stress_strategy_name(cfg->strategy));
 	if (cfg->emulate && cfg->backend == MP_BACKEND_MEMPRESSURE)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "--emulate and --backend mempressure contradict each other");

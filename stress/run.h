@@ -73,6 +73,8 @@ struct stress_run_cfg {
 	bool no_throttle;
 	bool force;		/* --cgroup without a memory limit */
 	bool swap;		/* no memsw / swap.max limit */
+	enum stress_free free_mode;	/* how chunks are mapped and freed */
+	bool no_populate;	/* a write a page, no MADV_POPULATE_WRITE */
 	/* the cache workload (stress/cache.h) instead of the allocators */
 	enum stress_strategy strategy;
 	uint64_t miss_cost_ns;
