@@ -358,11 +358,11 @@ static void print_scenario(const json_t *sc)
 static const char *const strategy_cols[] = {
 	"oom_kills", "swap_growth_bytes", "cache_hit_ratio",
 	"cache_reads_per_s", "cache_misses", "usage_avg_bytes",
-	"pressure_some_us", "pressure_full_us",
+	"pressure_some_us", "pressure_full_us", "alloc_latency_p99_ns",
 };
 static const char *const strategy_heads[] = {
 	"oom", "swap", "hit", "reads/s", "misses", "usage avg", "psi some",
-	"psi full",
+	"psi full", "alloc p99",
 };
 #define NR_STRATEGY_COLS (sizeof(strategy_cols) / sizeof(strategy_cols[0]))
 
