@@ -91,6 +91,11 @@ static const struct scenario scenarios[] = {
 		 "shrinker asks", true),
 	STRATEGY("kernel-lazyfree", "kernel asks, chunks kept MADV_FREE",
 		 true),
+	/* the same program written the ordinary way: issue 21's */
+	{ "strategy-kernel-munmap", "mpctl stress --strategy kernel --free "
+	  "munmap: the cache maps a chunk a miss, populates it, munmap()s "
+	  "what the kernel's shrinker asks for", run_stress,
+	  { "--strategy", "kernel", "--free", "munmap" }, 0, true, true },
 };
 
 #define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
