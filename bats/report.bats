@@ -33,7 +33,7 @@ png_size() {
 	assert_success
 	for s in listen-latency shrinker hog overcommit emulated strategy-none \
 		strategy-madv-free strategy-psi strategy-kernel \
-		strategy-kernel-lazyfree; do
+		strategy-kernel-lazyfree strategy-kernel-munmap; do
 		assert_line --regexp "^$s "
 	done
 }
@@ -207,6 +207,64 @@ png_size() {
 	assert_output --partial "shrinker: parameters.chunk_size_bytes 1048576 -> 2097152"
 	mpctl report --compare --force "$FIX/report-base.json" limit.json
 	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
+}
+
+@test "report --compare: another --free or populate is refused; a report from before them is reuse, populated" {
+	cd "$BATS_TEST_TMPDIR"
+	# the fixture predates the two keys: stating the defaults changes nothing
+	jq '(.scenarios[] | select(.name == "shrinker") | .runs[].parameters) +=
+		{free: "reuse", populate: true}' "$FIX/report-base.json" > reuse.json
+	mpctl report --compare --allow-unsure "$FIX/report-base.json" reuse.json
+	[ "$status" -eq 0 ]
+	jq '(.scenarios[] | select(.name == "shrinker") | .runs[].parameters.free) =
+		"munmap"' "$FIX/report-base.json" > munmap.json
+	mpctl report --compare "$FIX/report-base.json" munmap.json
+	assert_failure 65
+	assert_output --partial 'shrinker: parameters.free "reuse" -> "munmap"'
+	jq '(.scenarios[] | select(.name == "shrinker") | .runs[].parameters.populate) =
+		false' "$FIX/report-base.json" > touch.json
+	mpctl report --compare "$FIX/report-base.json" touch.json
+	assert_failure 65
+	assert_output --partial 'shrinker: parameters.populate true -> false'
+}
+
+@test "report --compare: alloc_latency_p99_ns is judged, p50 and max are info; absent on both sides is no gap" {
+	cd "$BATS_TEST_TMPDIR"
+	# the fixtures have no alloc_latency: no row and nothing missing
+	mpctl report --compare --allow-unsure --json "$FIX/report-base.json" \
+		"$FIX/report-base.json"
+	assert_success
+	echo "$output" | jq -e '([.rows[] | select(.metric | startswith("alloc_latency"))] |
+		length == 0) and (.missing_metrics | length == 0)'
+	# the stress runs given an allocation latency, summarized again; NEW's
+	# p99 ten times BASE's in every run
+	jq '(.scenarios[] | select(.name != "listen-latency")) |= del(.metrics) |
+		(.scenarios[] | select(.name == "shrinker") | .runs) |=
+		[to_entries[] | .value + {alloc_latency: {count: 1000,
+			p50_ns: (400000 + .key * 1000),
+			p99_ns: (8000000 + .key * 100000),
+			max_ns: (20000000 + .key * 100000), mean_ns: 1000000,
+			over_500ms: 0}}]' "$FIX/report-base.json" > base.json
+	jq '(.scenarios[] | select(.name == "shrinker") | .runs[].alloc_latency.p99_ns) *= 10' \
+		base.json > slow.json
+	mpctl report --input base.json --json
+	assert_success
+	echo "$output" | jq -e '.scenarios[] | select(.name == "shrinker") |
+		.metrics.alloc_latency_p99_ns.median == 8100000 and
+		.metrics.alloc_latency_p50_ns.n == 3 and
+		.metrics.alloc_latency_max_ns.n == 3'
+	mpctl report --compare --allow-unsure --threshold 10 --json base.json slow.json
+	echo "$output" | jq -e '[.rows[] | select(.scenario == "shrinker")] as $r |
+		($r[] | select(.metric == "alloc_latency_p99_ns") | .verdict == "worse" and .better == "lower") and
+		($r[] | select(.metric == "alloc_latency_p50_ns") | .verdict == "info") and
+		($r[] | select(.metric == "alloc_latency_max_ns") | .verdict == "info")'
+	assert_failure 1
+	# BASE has it, NEW lost it: a missing metric, as for any other
+	jq '(.scenarios[] | select(.name == "shrinker") | .runs[]) |= del(.alloc_latency)' \
+		base.json > lost.json
+	mpctl report --compare --allow-unsure base.json lost.json
+	[ "$status" -ne 0 ]
+	assert_output --partial "'lost.json' lacks metrics of 'base.json': shrinker/alloc_latency_p50_ns, shrinker/alloc_latency_p99_ns, shrinker/alloc_latency_max_ns"
 }
 
 @test "report --compare: requests half as big, twice as many, are no improvement" {
@@ -551,7 +609,8 @@ synth() {
 	requires root memcg jq
 	local r=$BATS_TEST_TMPDIR/s.json
 	mpctl report --duration 5s --repeat 2 -s strategy-none \
-		-s strategy-madv-free -s strategy-psi -s strategy-kernel -o "$r"
+		-s strategy-madv-free -s strategy-psi -s strategy-kernel \
+		-s strategy-kernel-munmap -o "$r"
 	assert_success
 	# each strategy run lasts at most 1 s, whatever --duration says
 	jq -e '[.scenarios[].runs[].parameters.duration_ns] | all(. == 1000000000)' "$r"
@@ -570,6 +629,7 @@ synth() {
 		return 0
 	fi
 	assert_line --regexp "^  kernel +skipped: needs the kernel's shrinker"
+	assert_line --regexp "^  kernel-munmap +skipped: needs the kernel's shrinker"
 }
 
 @test "report: -o, --svg and --html never replace a device node or a symlink" {

@@ -48,6 +48,13 @@ stress_cgroups() {
 	jq -e '.chunks_allocated * 1048576 == .bytes_allocated' "$out"
 	jq -e '.reclaim_latency.count > 0 and .reclaim_latency.p50_ns <= .reclaim_latency.p99_ns and .reclaim_latency.p99_ns <= .reclaim_latency.max_ns' "$out"
 	jq -e '.alloc_throughput_bytes_per_s > 0' "$out"
+	# every chunk allocated was timed: quantiles in order, slow ones a part
+	jq -e '.alloc_latency.count == .chunks_allocated and
+		.alloc_latency.p50_ns > 0 and
+		.alloc_latency.p50_ns <= .alloc_latency.p99_ns and
+		.alloc_latency.p99_ns <= .alloc_latency.max_ns and
+		.alloc_latency.over_500ms <= .alloc_latency.count' "$out"
+	jq -e '.parameters.free == "reuse" and .parameters.populate == true' "$out"
 	jq -e '(.timeline | length) >= 150' "$out"
 	jq -e '[.timeline[].usage_bytes] | max <= 268435456' "$out"
 	jq -e '.parameters.threads == 4 and .parameters.chunk_size_bytes == 1048576' "$out"
@@ -189,6 +196,21 @@ stress_cgroups() {
 	mpctl stress extra
 	[ "$status" -eq 64 ]
 	assert_line --index 0 "mpctl stress: unexpected argument 'extra'"
+	# --free and --no-populate: one line and the hint to --help
+	mpctl stress --free bogus
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: unknown free mode 'bogus': reuse, munmap or free"
+	[ "${#lines[@]}" -eq 2 ]
+	mpctl stress --free
+	[ "$status" -eq 64 ]
+	mpctl stress --no-populate=yes
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: option '--no-populate' doesn't allow an argument"
+	[ "${#lines[@]}" -eq 2 ]
+	mpctl stress --free free --strategy madv-free
+	[ "$status" -eq 64 ]
+	assert_line --index 0 --partial "--free free and strategy 'madv-free' exclude each other"
+	[ "${#lines[@]}" -eq 2 ]
 	after=$(stress_cgroups)
 	[ "$before" = "$after" ]
 }
@@ -297,6 +319,82 @@ stress_cgroups() {
 	jq -e '.backend == "mempressure" and (.shrinker | startswith("kernel"))' "$out"
 	jq -e '.oom_kills == 0 and .chunks_freed > 0' "$out"
 	jq -e '.peak_usage_bytes <= .limit_bytes' "$out"
+}
+
+# strace_run LOG ARGS...: mpctl stress ARGS under strace, the engine's
+# munmap() and madvise() calls in LOG (a file a thread while tracing, so
+# that no call is split in two); the run ends once 20 chunks were freed
+# on request, however slow the machine or strace makes it
+strace_run() {
+	local log=$1
+	shift
+	rm -f "$log" "$log".*
+	run -0 --separate-stderr strace -ff -qq -o "$log" \
+		-e trace=munmap,madvise "$MPCTL_BIN" stress --limit 64M \
+		--threads 2 --until-freed 20 --duration 2m --json "$@"
+	cat "$log".* >"$log"
+	jq -e '.exit_reason == "freed" and .chunks_freed >= 20 and
+		.oom_kills == 0' <<<"$output"
+}
+
+# count_calls LOG ERE: successful calls in LOG matching ERE
+count_calls() {
+	grep -E "$2" "$1" | grep -c ' = 0$' || true
+}
+
+@test "stress --free munmap: chunks are mapped one by one, populated, and munmap()ed on request" {
+	requires root memcg jq prog:strace
+	local log=$BATS_TEST_TMPDIR/strace json freed alloc n
+	strace -o /dev/null true 2>/dev/null || skip "strace cannot trace here"
+	# the ordinary way: a 1 MiB munmap() for every chunk freed, and
+	# a MADV_POPULATE_WRITE (23) for every chunk allocated
+	strace_run "$log" --free munmap
+	json=$output
+	jq -e '.parameters.free == "munmap" and .parameters.populate == true and
+		.alloc_latency.count == .chunks_allocated and
+		.alloc_latency.p50_ns <= .alloc_latency.p99_ns and
+		.alloc_latency.p99_ns <= .alloc_latency.max_ns' <<<"$json"
+	freed=$(jq .chunks_freed <<<"$json")
+	alloc=$(jq .chunks_allocated <<<"$json")
+	n=$(count_calls "$log" 'munmap\(0x[0-9a-f]+, 1048576\)')
+	[ "$n" -ge "$freed" ]
+	n=$(count_calls "$log" 'madvise\(0x[0-9a-f]+, 1048576, (MADV_POPULATE_WRITE|0x17|23)')
+	[ "$n" -ge "$alloc" ]
+	# no chunk's pages given back with MADV_DONTNEED (glibc gives an
+	# exiting thread's stack back so: not a whole number of chunks)
+	n=$(awk -F'[(, ]+' '$1 == "madvise" && /MADV_DONTNEED/ &&
+		$3 % 1048576 == 0' "$log" | wc -l)
+	[ "$n" -eq 0 ]
+
+	# the control run: no populate, the writes fault the pages in
+	strace_run "$log" --free munmap --no-populate
+	jq -e '.parameters.populate == false and .chunks_allocated > 0 and
+		.alloc_latency.count == .chunks_allocated' <<<"$output"
+	n=$(count_calls "$log" 'MADV_POPULATE_WRITE|0x17')
+	[ "$n" -eq 0 ]
+	n=$(count_calls "$log" 'munmap\(0x[0-9a-f]+, 1048576\)')
+	[ "$n" -ge "$(jq .chunks_freed <<<"$output")" ]
+
+	# the default reuses its reservation: no chunk is unmapped on
+	# request, its pages go back with MADV_DONTNEED
+	strace_run "$log"
+	jq -e '.parameters.free == "reuse"' <<<"$output"
+	n=$(count_calls "$log" 'munmap\(0x[0-9a-f]+, 1048576\)')
+	[ "$n" -eq 0 ]
+	n=$(awk -F'[(, ]+' '$1 == "madvise" && /MADV_DONTNEED/ &&
+		$3 % 1048576 == 0' "$log" | wc -l)
+	[ "$n" -ge 1 ]
+}
+
+@test "stress --free free: malloc()ed chunks, freed on request, timed" {
+	requires root memcg jq
+	run -0 --separate-stderr "$MPCTL_BIN" stress --limit 64M --threads 2 \
+		--until-freed 20 --duration 2m --free free --json
+	jq -e '.exit_reason == "freed" and .parameters.free == "free" and
+		.chunks_freed >= 20 and .oom_kills == 0' <<<"$output"
+	jq -e '.alloc_latency.count == .chunks_allocated and
+		.alloc_latency.p50_ns <= .alloc_latency.p99_ns and
+		.alloc_latency.p99_ns <= .alloc_latency.max_ns' <<<"$output"
 }
 
 @test "stress --strategy none: a cache that never gives memory back is OOM-killed" {

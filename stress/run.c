@@ -674,17 +674,17 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 			       "invalid arguments for --hog '%s': %s",
 			       cfg->hog, errno == EINVAL ?
 			       "a quote is not closed" : strerror(errno));
-	if (stress_strategy_kernel(cfg->strategy) &&
-	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &why))
-		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "strategy '%s' needs the kernel's shrinker: %s",
-			       stress_strategy_name(cfg->strategy), why.msg);
 	if (cfg->free_mode == STRESS_FREE_HEAP &&
 	    (cfg->strategy == STRESS_STRATEGY_MADV_FREE ||
 	     cfg->strategy == STRESS_STRATEGY_KERNEL_LAZYFREE))
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "--free free and strategy '%s' exclude each other: MADV_FREE takes whole pages, malloc() does not give them",
 			       stress_strategy_name(cfg->strategy));
+	if (stress_strategy_kernel(cfg->strategy) &&
+	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &why))
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "strategy '%s' needs the kernel's shrinker: %s",
+			       stress_strategy_name(cfg->strategy), why.msg);
 	if (cfg->emulate && cfg->backend == MP_BACKEND_MEMPRESSURE)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "--emulate and --backend mempressure contradict each other");
