@@ -9,9 +9,17 @@
 
 #include "mp_chunks.h"
 
+/*
+ * A list node: the chunk's own first bytes, or with lazyfree a node apart
+ * (reclaim may drop the chunk's pages, a link in them with it)
+ */
 struct mp_chunk {
 	struct mp_chunk *next;
+	char *mem;		/* the chunk */
 };
+
+/* a lazyfree chunk's first word; reclaim leaves zero in its place */
+#define LAZY_MARKER	0x6d70636c617a7921ULL	/* "mpclazy!" */
 
 struct chunk_list {
 	pthread_mutex_t lock;
@@ -22,7 +30,7 @@ struct chunk_list {
 struct mp_chunk_pool {
 	uint64_t size;
 	long page;
-	bool heap, touch, unmap, populate;
+	bool heap, touch, unmap, populate, lazy;
 	/* address ranges whose pages were given back, to be reused */
 	pthread_mutex_t empty_lock;
 	void **empty;
@@ -92,7 +100,8 @@ struct mp_chunk_pool *mp_chunks_new(const struct mp_chunk_pool_cfg *cfg,
 	 * batched range would reach into the held neighbour's first page.
 	 */
 	if (cfg->chunk_size < sizeof(struct mp_chunk) * 2 || cfg->lists < 1 ||
-	    cfg->chunk_size % (uint64_t)sysconf(_SC_PAGESIZE)) {
+	    cfg->chunk_size % (uint64_t)sysconf(_SC_PAGESIZE) ||
+	    (cfg->lazyfree && cfg->heap)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -114,6 +123,7 @@ struct mp_chunk_pool *mp_chunks_new(const struct mp_chunk_pool_cfg *cfg,
 	p->touch = !cfg->no_touch;
 	p->unmap = cfg->unmap;
 	p->populate = p->touch && !cfg->no_populate;
+	p->lazy = cfg->lazyfree;
 	pthread_mutex_init(&p->empty_lock, NULL);
 	if (cfg->reserve_chunks && !p->heap && !p->unmap)
 		reserve(p, cfg->reserve_chunks);
@@ -230,6 +240,19 @@ static int chunk_unmap(struct mp_chunk_pool *p, void *c)
 	return madvise(c, p->size, MADV_DONTNEED);
 }
 
+/* Give back the memory of a chunk that never made it to a list. */
+static void chunk_drop(struct mp_chunk_pool *p, void *c)
+{
+	if (p->heap) {
+		free(c);
+		return;
+	}
+	if (!p->unmap && !madvise(c, p->size, MADV_DONTNEED) &&
+	    !push_empty(p, &c, 1))
+		return;
+	munmap(c, p->size);	/* of the reservation: a hole, never reused */
+}
+
 void *mp_chunk_alloc(struct mp_chunk_pool *p, int list)
 {
 	struct chunk_list *l = &p->lists[list % p->nlists];
@@ -237,15 +260,26 @@ void *mp_chunk_alloc(struct mp_chunk_pool *p, int list)
 	struct mp_chunk *c;
 	char *b;
 
-	c = chunk_map(p);
-	if (!c) {
-		__atomic_add_fetch(&p->st->alloc_failed, 1, __ATOMIC_RELAXED);
-		return NULL;
-	}
-	b = (char *)c;
+	b = chunk_map(p);
+	if (!b)
+		goto err;
 	if (p->touch)
 		for (off = 0; off < p->size; off += p->page)
 			b[off] = (char)(off >> 12 | 1);
+	if (p->lazy) {
+		/* written first: MADV_FREE applies to what is there */
+		c = malloc(sizeof(*c));
+		if (!c)
+			goto err_drop;
+		*(uint64_t *)b = LAZY_MARKER;
+		if (madvise(b, p->size, MADV_FREE)) {
+			free(c);
+			goto err_drop;
+		}
+	} else {
+		c = (struct mp_chunk *)b;
+	}
+	c->mem = b;
 	c->next = NULL;
 	pthread_mutex_lock(&l->lock);
 	if (l->tail)
@@ -258,7 +292,28 @@ void *mp_chunk_alloc(struct mp_chunk_pool *p, int list)
 	__atomic_add_fetch(&p->held, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&p->st->allocated, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&p->st->alloc_ns, mono_ns() - t0, __ATOMIC_RELAXED);
-	return c;
+	return b;
+err_drop:
+	chunk_drop(p, b);
+err:
+	__atomic_add_fetch(&p->st->alloc_failed, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/*
+ * A lazyfree chunk reclaim dropped: its marker reads zero. Read before its
+ * pages are given back (after, every chunk reads zero).
+ */
+static bool dropped(const struct mp_chunk_pool *p, const struct mp_chunk *c)
+{
+	return p->lazy && !*(const volatile uint64_t *)c->mem;
+}
+
+/* The node of a chunk freed: a lazyfree node is apart, the others are gone */
+static void node_free(struct mp_chunk_pool *p, struct mp_chunk *c)
+{
+	if (p->lazy)
+		free(c);
 }
 
 /* Unlink up to n of the oldest chunks of a list onto *out. */
@@ -290,11 +345,16 @@ static uint64_t take(struct chunk_list *l, uint64_t n, struct mp_chunk **out)
 	return got;
 }
 
-static void put_back(struct mp_chunk_pool *p, struct mp_chunk *c)
+/*
+ * A chunk that could not be freed goes back; mem is written again, as a
+ * failed madvise() may have given back some of the pages the node is in
+ */
+static void put_back(struct mp_chunk_pool *p, struct mp_chunk *c, char *mem)
 {
 	struct chunk_list *l = &p->lists[0];
 
 	pthread_mutex_lock(&l->lock);
+	c->mem = mem;
 	c->next = l->head;
 	l->head = c;
 	if (!l->tail)
@@ -317,8 +377,8 @@ static void flush_empty(struct mp_chunk_pool *p, void **c, size_t n)
 
 static int cmp_addr(const void *a, const void *b)
 {
-	uintptr_t x = (uintptr_t)*(void *const *)a;
-	uintptr_t y = (uintptr_t)*(void *const *)b;
+	uintptr_t x = (uintptr_t)(*(struct mp_chunk *const *)a)->mem;
+	uintptr_t y = (uintptr_t)(*(struct mp_chunk *const *)b)->mem;
 
 	return x < y ? -1 : x > y;
 }
@@ -327,31 +387,41 @@ static int cmp_addr(const void *a, const void *b)
  * Give back the pages of up to BATCH chunks: sorted by address, adjacent
  * chunks (common, as they are carved from one reservation) go in one
  * madvise() call, one page-table walk and one TLB flush. The emptied
- * ranges are kept for reuse.
+ * ranges are kept for reuse. Addresses and markers are read first: a node
+ * inside its chunk is zeroed with it.
  */
-static uint64_t release_batch(struct mp_chunk_pool *p, void **b, size_t n,
-			      uint64_t *fail)
+static uint64_t release_batch(struct mp_chunk_pool *p, struct mp_chunk **b,
+			      size_t n, uint64_t *fail, uint64_t *lost)
 {
 	size_t i = 0, j, k, done = 0;
 	void *ok[BATCH];
+	char *mem[BATCH];
+	bool gone[BATCH];
 
 	qsort(b, n, sizeof(*b), cmp_addr);
+	for (k = 0; k < n; k++) {
+		mem[k] = b[k]->mem;
+		gone[k] = dropped(p, b[k]);
+	}
 	while (i < n) {
-		for (j = i + 1; j < n && (char *)b[j] ==
-		     (char *)b[j - 1] + p->size; j++)
+		for (j = i + 1; j < n && mem[j] == mem[j - 1] + p->size; j++)
 			;
-		if (!madvise(b[i], (j - i) * p->size, MADV_DONTNEED)) {
-			for (k = i; k < j; k++)
-				ok[done++] = b[k];
-		} else {
+		if (madvise(mem[i], (j - i) * p->size, MADV_DONTNEED)) {
+			/* one by one: what fails goes back */
 			for (k = i; k < j; k++) {
-				if (chunk_unmap(p, b[k])) {
-					put_back(p, b[k]);
+				if (chunk_unmap(p, mem[k])) {
+					put_back(p, b[k], mem[k]);
 					(*fail)++;
-				} else {
-					ok[done++] = b[k];
+					mem[k] = NULL;
 				}
 			}
+		}
+		for (k = i; k < j; k++) {
+			if (!mem[k])
+				continue;
+			ok[done++] = mem[k];
+			*lost += gone[k];
+			node_free(p, b[k]);
 		}
 		i = j;
 	}
@@ -363,9 +433,10 @@ static uint64_t release_batch(struct mp_chunk_pool *p, void **b, size_t n,
 uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n,
 			   uint64_t *kept)
 {
-	struct mp_chunk *todo = NULL, *c, *next;
-	uint64_t got = 0, freed = 0, fail = 0, share;
-	void *batch[BATCH];
+	struct mp_chunk *todo = NULL, *c, *next, *batch[BATCH];
+	uint64_t got = 0, freed = 0, fail = 0, lost = 0, share;
+	bool gone;
+	char *mem;
 	size_t nb = 0;
 	unsigned int start, i, left;
 	int pass;
@@ -384,22 +455,27 @@ uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n,
 	if (p->heap || p->unmap) {
 		for (c = todo; c; c = next) {
 			next = c->next;
-			if (chunk_unmap(p, c)) {
-				put_back(p, c);
+			mem = c->mem;
+			gone = dropped(p, c);
+			if (chunk_unmap(p, mem)) {
+				put_back(p, c, mem);
 				fail++;
 			} else {
 				freed++;
+				lost += gone;
+				node_free(p, c);
 			}
 		}
 	}
 	while (!p->heap && !p->unmap && todo) {
 		for (nb = 0; todo && nb < BATCH; todo = todo->next)
 			batch[nb++] = todo;
-		freed += release_batch(p, batch, nb, &fail);
+		freed += release_batch(p, batch, nb, &fail, &lost);
 	}
 	__atomic_sub_fetch(&p->held, freed, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&p->st->freed, freed, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&p->st->free_failed, fail, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&p->st->lost, lost, __ATOMIC_RELAXED);
 	if (kept)
 		*kept = fail;
 	return freed;
@@ -424,6 +500,8 @@ static bool in_reserve(const struct mp_chunk_pool *p, const void *c)
 void mp_chunks_destroy(struct mp_chunk_pool *p)
 {
 	struct mp_chunk *c, *next;
+	uint64_t lost = 0;
+	char *mem;
 	int i;
 
 	if (!p)
@@ -431,10 +509,13 @@ void mp_chunks_destroy(struct mp_chunk_pool *p)
 	for (i = 0; i < p->nlists; i++) {
 		for (c = p->lists[i].head; c; c = next) {
 			next = c->next;
+			mem = c->mem;
+			lost += dropped(p, c);
+			node_free(p, c);
 			if (p->heap)
-				free(c);
-			else if (!in_reserve(p, c))
-				munmap(c, p->size);
+				free(mem);
+			else if (!in_reserve(p, mem))
+				munmap(mem, p->size);
 		}
 		pthread_mutex_destroy(&p->lists[i].lock);
 	}
@@ -446,6 +527,7 @@ void mp_chunks_destroy(struct mp_chunk_pool *p)
 	}
 	if (p->reserve)
 		munmap(p->reserve, p->reserve_len);
+	__atomic_add_fetch(&p->st->lost, lost, __ATOMIC_RELAXED);
 	free(p->empty);
 	pthread_mutex_destroy(&p->empty_lock);
 	free(p->lists);

@@ -12,6 +12,15 @@
  * cost is O(n + lists), independent of how many chunks are held, and no
  * lock is held across madvise()/munmap()/free(). Emptied ranges are
  * reused, so that the allocators never take mmap_lock for writing.
+ *
+ * With lazyfree, a chunk is marked MADV_FREE once written: reclaim may
+ * then drop its pages without swap, and the program need not answer.
+ * Its first word holds a non-zero marker, and a chunk whose first page
+ * reclaim dropped reads back zero there (a read maps the zero page, it
+ * charges nothing). The list links then live apart from the chunks (a
+ * node each), as a link inside a dropped page would be lost. The marker
+ * is checked when a chunk is freed on request and when the pool is
+ * destroyed; the chunks found dropped are counted in lost.
  */
 #ifndef MP_CHUNKS_H
 #define MP_CHUNKS_H
@@ -29,6 +38,7 @@ struct mp_chunk_stats {
 	uint64_t alloc_failed;	/* mmap failures */
 	uint64_t free_failed;	/* madvise/munmap failures (chunks kept, to
 				 * be re-added) */
+	uint64_t lost;		/* lazyfree: found dropped by the kernel */
 };
 
 struct mp_chunk_pool_cfg {
@@ -43,6 +53,8 @@ struct mp_chunk_pool_cfg {
 				 * the address range */
 	uint64_t reserve_chunks;	/* address space mapped at once for so
 				 * many chunks (0: one mapping per chunk) */
+	bool lazyfree;		/* MADV_FREE each chunk once written; not
+				 * with heap (EINVAL) */
 };
 
 struct mp_chunk_pool;
@@ -50,12 +62,17 @@ struct mp_chunk_pool;
 /* st may be NULL (the pool keeps its own); NULL with errno on failure. */
 struct mp_chunk_pool *mp_chunks_new(const struct mp_chunk_pool_cfg *cfg,
 				    struct mp_chunk_stats *st);
-/* Allocate, touch and append a chunk to list (0 .. lists - 1). */
+/*
+ * Allocate, touch and append a chunk to list (0 .. lists - 1); with
+ * lazyfree, write its marker and MADV_FREE it (a chunk that cannot be
+ * marked is given back: NULL, counted in alloc_failed).
+ */
 void *mp_chunk_alloc(struct mp_chunk_pool *p, int list);
 /*
- * Free up to n of the oldest chunks. Returns the number freed; chunks that
- * could not be unmapped are put back and counted in *kept (to be re-added
- * to the shrinker by the caller).
+ * Free up to n of the oldest chunks. Returns the number freed (those found
+ * dropped included, counted in lost too); chunks that could not be
+ * unmapped are put back and counted in *kept (to be re-added to the
+ * shrinker by the caller).
  */
 uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n,
 			   uint64_t *kept);
@@ -67,7 +84,7 @@ const struct mp_chunk_stats *mp_chunks_stats(const struct mp_chunk_pool *p);
  * -1 with errno ENOMEM or EFAULT (out of memory).
  */
 int mp_chunk_populate(void *c, uint64_t size);
-/* Free every chunk and the pool. */
+/* Free every chunk and the pool; lazyfree: count the held ones dropped. */
 void mp_chunks_destroy(struct mp_chunk_pool *p);
 
 #endif
