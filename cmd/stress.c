@@ -56,6 +56,7 @@ enum {
 	OPT_SEED,
 	OPT_FREE,
 	OPT_NO_POPULATE,
+	OPT_LAZYFREE,
 };
 
 static const struct argp_option options[] = {
@@ -88,6 +89,9 @@ static const struct argp_option options[] = {
 	{ "no-populate", OPT_NO_POPULATE, NULL, 0,
 	  "fault a chunk in by writing its pages one by one, not with "
 	  "MADV_POPULATE_WRITE", 0 },
+	{ "lazyfree", OPT_LAZYFREE, NULL, 0,
+	  "mark every chunk MADV_FREE once written: reclaim may drop it "
+	  "without an answer; count the chunks found dropped", 0 },
 	{ "backend", 'b', "NAME", 0,
 	  "mempressure (kernel shrinker), memcg or psi (emulated), or auto",
 	  0 },
@@ -212,6 +216,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_POPULATE:
 		o->no_populate = true;
+		break;
+	case OPT_LAZYFREE:
+		o->lazyfree = true;
 		break;
 	case OPT_MISS_COST:
 		o->miss_cost_ns = cmd_arg_duration(state, arg);
@@ -418,7 +425,7 @@ static json_t *result_json(const struct stress_run_cfg *o,
 
 	uname(&un);
 
-	params = json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o, s:s, s:b}",
+	params = json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o, s:s, s:b, s:b}",
 			   "chunk_size_bytes", (json_int_t)o->chunk,
 			   "threads", (json_int_t)o->threads,
 			   "duration_ns", (json_int_t)o->duration_ns,
@@ -436,7 +443,8 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			   json_null(),
 			   "hog", o->hog ? mp_json_str(o->hog) : json_null(),
 			   "free", stress_free_name(o->free_mode),
-			   "populate", populates(o));
+			   "populate", populates(o),
+			   "lazyfree", o->lazyfree);
 	if (policy_on) {
 		struct mp_emul_policy p = {
 			.target = o->target, .high = o->high,
@@ -498,6 +506,8 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			    json_integer((json_int_t)s->chunks_readded));
 	bad |= json_object_set_new(doc, "chunks_short",
 			    json_integer((json_int_t)s->chunks_short));
+	bad |= json_object_set_new(doc, "chunks_lost",
+			    json_integer((json_int_t)s->chunks.lost));
 	bad |= json_object_set_new(doc, "reclaim_latency", hist_json(&s->latency));
 	bad |= json_object_set_new(doc, "reclaim_latency_per_chunk",
 			    hist_json(&s->latency_chunk));
@@ -602,6 +612,9 @@ static void print_summary(const struct stress_run_cfg *o,
 	       " requests for %" PRIu64 " (re-added %" PRIu64 ", short %"
 	       PRIu64 ")\n", s->chunks.freed, b, s->requests,
 	       s->chunks_requested, s->chunks_readded, s->chunks_short);
+	if (o->lazyfree)
+		printf("  lost          %" PRIu64 " chunks found dropped by "
+		       "reclaim (MADV_FREE)\n", s->chunks.lost);
 	printf("  latency       p50 %.0f us, p99 %.0f us, max %.0f us per "
 	       "request; p50 %.0f us per chunk\n",
 	       mp_hist_quantile(&s->latency, 0.5) / 1e3,

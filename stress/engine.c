@@ -224,6 +224,7 @@ struct stress_engine *stress_engine_start(const struct stress_engine_cfg *cfg)
 		.heap = cfg->free_mode == STRESS_FREE_HEAP,
 		.unmap = cfg->free_mode == STRESS_FREE_MUNMAP,
 		.no_populate = cfg->no_populate,
+		.lazyfree = cfg->lazyfree,
 		/* the reuse mode's reservation; the others map per chunk */
 		.reserve_chunks = cfg->free_mode == STRESS_FREE_REUSE ?
 				  cfg->max_chunks + cfg->threads : 0,

@@ -82,6 +82,13 @@ struct stress_engine_cfg {
 	enum stress_free free_mode;
 	bool no_populate;	/* write every page instead of
 				 * MADV_POPULATE_WRITE */
+	/*
+	 * MADV_FREE every chunk once written (not with STRESS_FREE_HEAP):
+	 * reclaim may drop chunks whether the shrinker answers or not; those
+	 * found dropped, when freed on request or at the end, are counted in
+	 * shm->chunks.lost
+	 */
+	bool lazyfree;
 	int reclaim_rt;		/* >0: SCHED_FIFO priority, else (or if that
 				 * is not permitted) reclaim_nice */
 	/*

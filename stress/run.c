@@ -162,7 +162,7 @@ static int start_engine(struct run *r, struct mp_err *err)
 {
 	struct stress_run_cfg *cfg = r->cfg;
 	struct mp_child *c = &r->engine;
-	char num[12][24], *argv[ENGINE_ARGS];
+	char num[13][24], *argv[ENGINE_ARGS];
 	int n = 0;
 
 	argv[n++] = "mpctl";
@@ -217,6 +217,10 @@ static int start_engine(struct run *r, struct mp_err *err)
 		argv[n++] = "--no-populate";
 		argv[n++] = "1";
 	}
+	if (cfg->lazyfree) {
+		argv[n++] = "--lazyfree";
+		argv[n++] = "1";
+	}
 	if (cfg->strategy) {
 		argv[n++] = "--strategy";
 		argv[n++] = num[8];
@@ -233,18 +237,20 @@ int stress_engine_applet(int argc, char **argv)
 {
 	struct stress_engine_cfg cfg = { 0 };
 	long long shm_fd = -1;
-	long long v[12] = { 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0 };
+	long long v[13] = { 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0 };
 	static const char *const names[] = {
 		"--chunk", "--threads", "--max-chunks", "--reclaim-nice",
 		"--reclaim-rt", "--usage-fd", "--high-bytes", "--strategy",
 		"--miss-cost", "--seed", "--free", "--no-populate",
+		"--lazyfree",
 	};
-	static const long long lo[] = { 1, 1, 1, -20, 0, 0, 0, 0, 0, 0, 0, 0 };
+	static const long long lo[] = { 1, 1, 1, -20, 0, 0, 0, 0, 0, 0, 0, 0,
+					0 };
 	static const long long hi[] = { LLONG_MAX, STRESS_MAX_THREADS,
 					LLONG_MAX, 19, 99, INT_MAX,
 					LLONG_MAX, STRESS_STRATEGY_NR - 1,
 					LLONG_MAX, LLONG_MAX, STRESS_FREE_NR - 1,
-					1 };
+					1, 1 };
 	const int nr = (int)(sizeof(names) / sizeof(names[0]));
 	struct mp_shrinker *sh = NULL;
 	struct mp_err err;
@@ -285,6 +291,7 @@ int stress_engine_applet(int argc, char **argv)
 	cfg.high_bytes = (uint64_t)v[6];
 	cfg.free_mode = (enum stress_free)v[10];
 	cfg.no_populate = v[11];
+	cfg.lazyfree = v[12];
 	cfg.sh = sh;
 	if (v[7]) {
 		struct stress_cache_cfg cc = {
@@ -628,6 +635,24 @@ static void finish(struct run *r)
 	res->engine = *r->shm;
 }
 
+/* MADV_FREE on a page of our own: false with errno (EINVAL before 4.5) */
+static bool lazyfree_works(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *m = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int e = 0;
+
+	if (m == MAP_FAILED)
+		return false;
+	*(char *)m = 1;
+	if (madvise(m, (size_t)page, MADV_FREE))
+		e = errno;
+	munmap(m, (size_t)page);
+	errno = e;
+	return !e;
+}
+
 int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 {
 	char path[PATH_MAX], **words;
@@ -680,6 +705,16 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "--free free and strategy '%s' exclude each other: MADV_FREE takes whole pages, malloc() does not give them",
 			       stress_strategy_name(cfg->strategy));
+	if (cfg->lazyfree && cfg->free_mode == STRESS_FREE_HEAP)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "--lazyfree and --free free exclude each other: glibc reuses what is freed, and MADV_FREE takes whole pages");
+	if (cfg->lazyfree && cfg->strategy)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "--lazyfree and --strategy exclude each other: the strategy says what the cache does with its chunks (madv-free, kernel-lazyfree)");
+	if (cfg->lazyfree && !lazyfree_works())
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "--lazyfree needs MADV_FREE (Linux 4.5), which this kernel refused: %s",
+			       strerror(errno));
 	if (stress_strategy_kernel(cfg->strategy) &&
 	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &why))
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,

@@ -75,6 +75,7 @@ struct stress_run_cfg {
 	bool swap;		/* no memsw / swap.max limit */
 	enum stress_free free_mode;	/* how chunks are mapped and freed */
 	bool no_populate;	/* a write a page, no MADV_POPULATE_WRITE */
+	bool lazyfree;		/* the engine's chunks MADV_FREE (engine.h) */
 	/* the cache workload (stress/cache.h) instead of the allocators */
 	enum stress_strategy strategy;
 	uint64_t miss_cost_ns;
