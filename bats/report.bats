@@ -228,6 +228,22 @@ png_size() {
 	assert_output --partial 'shrinker: parameters.populate true -> false'
 }
 
+@test "report --compare: runs with --lazyfree are not compared with runs without; a report from before it is without" {
+	cd "$BATS_TEST_TMPDIR"
+	# the fixture predates the key: false changes nothing, true does
+	jq '(.scenarios[] | select(.name == "shrinker") | .runs[].parameters) +=
+		{lazyfree: false}' "$FIX/report-base.json" > eager.json
+	mpctl report --compare --allow-unsure "$FIX/report-base.json" eager.json
+	[ "$status" -eq 0 ]
+	jq '(.scenarios[] | select(.name == "shrinker") | .runs[].parameters) +=
+		{lazyfree: true}' "$FIX/report-base.json" > lazy.json
+	mpctl report --compare "$FIX/report-base.json" lazy.json
+	assert_failure 65
+	assert_output --partial 'shrinker: parameters.lazyfree false -> true'
+	mpctl report --compare "$FIX/report-base.json" lazy.json --force --allow-unsure
+	[ "$status" -eq 0 ]
+}
+
 @test "report --compare: alloc_latency_p99_ns is judged, p50 and max are info; absent on both sides is no gap" {
 	cd "$BATS_TEST_TMPDIR"
 	# the fixtures have no alloc_latency: no row and nothing missing

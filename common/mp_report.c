@@ -759,14 +759,15 @@ static const char *const alike_keys[] = {
 	"parameters.overcommit", "parameters.swap", "parameters.backend",
 	"parameters.emulate", "parameters.assist", "parameters.hog",
 	"parameters.strategy", "parameters.until_freed", "parameters.free",
-	"parameters.populate", "shrinker", NULL,
+	"parameters.populate", "parameters.lazyfree", "shrinker", NULL,
 };
 
 /*
  * A new reference to a run's value of key, or NULL. Stress schema 1
  * named the chunk size "chunk_bytes"; documents before --free lack free
  * and populate, and ran what their defaults are now: reuse, populating
- * but for the cache workload (a string "strategy")
+ * but for the cache workload (a string "strategy"); documents before
+ * --lazyfree lack lazyfree, and no chunk was MADV_FREE (false)
  */
 static json_t *alike_get(const json_t *run, const char *key)
 {
@@ -784,6 +785,8 @@ static json_t *alike_get(const json_t *run, const char *key)
 	if (!strcmp(key, "parameters.populate"))
 		return json_boolean(!json_is_string(json_object_get(run,
 							"strategy")));
+	if (!strcmp(key, "parameters.lazyfree"))
+		return json_false();
 	return NULL;
 }
 
