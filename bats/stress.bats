@@ -540,6 +540,28 @@ count_calls() {
 	[ "$output" = 0 ]
 }
 
+@test "mempressure_test --lazyfree: chunks MADV_FREE, the lost ones counted at the end" {
+	requires root memcg
+	local dir bin=$ROOT/build/mempressure_test
+	[ -x "$bin" ] || skip "build/mempressure_test not built"
+	memcg mptlazy 512M
+	run bash -c 'echo $$ > "$1/cgroup.procs"; exec "$2" --threads 2 --duration 2s --lazyfree' \
+		sh "$dir" "$bin"
+	echo "$output" >&2
+	[ "$status" -eq 0 ]
+	assert_line --regexp '^TOTAL: allocated [1-9][0-9]* chunks'
+	assert_line --regexp '^lost [0-9]+ chunks \(MADV_FREE, dropped by reclaim\)$'
+	run awk '$1 == "oom_kill" { print $2 }' "$dir/memory.oom_control"
+	[ "$output" = 0 ]
+	# without it, no such line
+	run bash -c 'echo $$ > "$1/cgroup.procs"; exec "$2" --threads 1 --duration 500ms' \
+		sh "$dir" "$bin"
+	[ "$status" -eq 0 ]
+	refute_line --regexp '^lost '
+	run "$bin" --lazyfree=yes
+	[ "$status" -eq 64 ]
+}
+
 @test "mempressure_test: SIGINT ends it with the totals, bad options give 64" {
 	requires root memcg
 	local dir bin=$ROOT/build/mempressure_test out=$BATS_TEST_TMPDIR/mpt.out

@@ -54,13 +54,20 @@
  * Usage: mempressure_test [--threads N] [--chunk SIZE] [--max-chunks N]
  *                         [--duration TIME] [--cgroup PATH]
  *                         [--backend B] [--emulate] [--no-assist]
- *                         [--verbose]
+ *                         [--lazyfree] [--verbose]
  *
  * With the kernel's shrinker, the usage early warning of common/'s
  * emulation runs beside it (mp_shrinker.h, cfg.assist) unless --no-assist:
  * the kernel asks from reclaim, after the reclaim window, and without swap
  * the OOM killer can get there first.
  * Ctrl-C (or --duration) ends it; the totals are printed at the end.
+ *
+ * --lazyfree marks every chunk MADV_FREE once written: a fallback that
+ * needs no answer, as reclaim may drop such chunks without swap when the
+ * reclaim thread is late. The kernel's requests are still answered (they
+ * are advice). Each chunk's first word holds a non-zero marker, zero once
+ * reclaim dropped the page; the chunks found so, when freed on request or
+ * still held at the end, are printed as "lost N chunks" with the totals.
  *
  * The allocator and reclaim threads are those of mpctl stress's engine
  * (stress/engine.c), run in this process: the fixes above live there and
@@ -103,7 +110,8 @@ static void usage(void)
 	       "[--max-chunks N]\n"
 	       "                        [--duration TIME] [--cgroup PATH] "
 	       "[--backend B]\n"
-	       "                        [--emulate] [--no-assist] [--verbose]\n");
+	       "                        [--emulate] [--no-assist] [--lazyfree] "
+	       "[--verbose]\n");
 }
 
 static void print_request(uint64_t requested, uint64_t freed, void *arg)
@@ -153,6 +161,7 @@ int main(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "emulate", no_argument, NULL, 'e' },
 		{ "no-assist", no_argument, NULL, 'A' },
+		{ "lazyfree", no_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -181,7 +190,7 @@ int main(int argc, char **argv)
 	int c, ret;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "t:c:m:d:g:b:eAvh", opts,
+	while ((c = getopt_long(argc, argv, "t:c:m:d:g:b:eAlvh", opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 't':
@@ -216,6 +225,9 @@ int main(int argc, char **argv)
 			break;
 		case 'A':
 			cfg.assist = false;
+			break;
+		case 'l':
+			ecfg.lazyfree = true;
 			break;
 		case 'v':
 			ecfg.on_reclaim = print_request;
@@ -281,6 +293,9 @@ int main(int argc, char **argv)
 	       mp_hist_quantile(&shm->latency, 0.5) / 1000,
 	       mp_hist_quantile(&shm->latency, 0.99) / 1000,
 	       shm->latency.max / 1000);
+	if (ecfg.lazyfree)
+		printf("lost %" PRIu64 " chunks (MADV_FREE, dropped by "
+		       "reclaim)\n", cs->lost);
 	ret = fflush(stdout) ? 1 : 0;
 	if (shm->error[0]) {
 		fprintf(stderr, NAME ": %s\n", shm->error);
