@@ -42,6 +42,11 @@
  *       -n N   stop after N events
  *       -a     allocate the registered chunks for real and free what the
  *              kernel asks for (shrinkers)
+ *       -f     with -a: map each chunk (CHUNK a page multiple), write it and
+ *              mark it MADV_FREE, so that reclaim may drop it without an
+ *              answer; a chunk whose first word reads zero when it is freed
+ *              on request or at the end was dropped: "lost=N checked=M"
+ *              follows the summary line
  *       -k     keep waiting the full timeout even after CMD exited
  *
  * exit status: 0 at least one event (or -n reached, or a command without
@@ -58,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -129,6 +135,7 @@ static void print_state(const char *dir)
 static long timeout_ms = 10000;
 static long max_events;
 static int alloc_chunks;
+static int lazy_chunks;
 static int keep_waiting;
 static char **cmd;
 static const char *state_dir;
@@ -193,6 +200,30 @@ static void stop_cmd(void)
 /* chunks held by the pretend application */
 static char **chunks;
 static long nchunks, chunk_size;
+/* -f: chunks checked (freed or held at the end), found dropped */
+static long lazy_checked, lazy_lost;
+
+/* -f: mapped (MADV_FREE takes whole pages), written, then marked */
+static char *lazy_chunk(void)
+{
+	char *c = mmap(NULL, chunk_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (c == MAP_FAILED)
+		fail("mmap");
+	memset(c, 0x5a, chunk_size);
+	if (madvise(c, chunk_size, MADV_FREE))
+		fail("madvise MADV_FREE");
+	return c;
+}
+
+/* -f: a dropped page reads zero (the zero page: nothing is charged) */
+static void lazy_check(const char *c)
+{
+	lazy_checked++;
+	if (!*(const volatile long *)c)
+		lazy_lost++;
+}
 
 static void hold_chunks(long n)
 {
@@ -203,7 +234,9 @@ static void hold_chunks(long n)
 		fail("realloc");
 	for (i = 0; i < n; i++) {
 		chunks[nchunks + i] = NULL;
-		if (alloc_chunks) {
+		if (alloc_chunks && lazy_chunks) {
+			chunks[nchunks + i] = lazy_chunk();
+		} else if (alloc_chunks) {
 			chunks[nchunks + i] = malloc(chunk_size);
 			if (!chunks[nchunks + i])
 				fail("malloc");
@@ -215,8 +248,17 @@ static void hold_chunks(long n)
 
 static void free_chunks(long n)
 {
-	while (n-- > 0 && nchunks > 0)
-		free(chunks[--nchunks]);
+	char *c;
+
+	while (n-- > 0 && nchunks > 0) {
+		c = chunks[--nchunks];
+		if (c && lazy_chunks) {
+			lazy_check(c);
+			munmap(c, chunk_size);
+		} else {
+			free(c);
+		}
+	}
 }
 
 /*
@@ -300,6 +342,13 @@ static int loop(int fd, int kind)
 		print_state(state_dir);
 	printf("events=%ld total=%ld held=%ld over=%d\n", events, total,
 	       nchunks, over);
+	if (alloc_chunks && lazy_chunks) {
+		long i;
+
+		for (i = 0; i < nchunks; i++)
+			lazy_check(chunks[i]);
+		printf("lost=%ld checked=%ld\n", lazy_lost, lazy_checked);
+	}
 	fflush(stdout);
 	return events ? 0 : 3;
 }
@@ -565,6 +614,8 @@ int main(int argc, char **argv)
 			max_events = atol(argv[++i]);
 		} else if (!strcmp(argv[i], "-a")) {
 			alloc_chunks = 1;
+		} else if (!strcmp(argv[i], "-f")) {
+			lazy_chunks = 1;
 		} else if (!strcmp(argv[i], "-k")) {
 			keep_waiting = 1;
 		} else {
