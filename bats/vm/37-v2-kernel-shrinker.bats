@@ -23,29 +23,6 @@ teardown() {
 	mp_v2_teardown
 }
 
-# parent NAME LIMIT CHILD...: a parent with memory.max LIMIT, memory.high
-# 3/4 of it and no swap, its children with memory and mempressure enabled
-parent() {
-	local d=$MP_V2/t-$1 c
-	mkdir -p "$d"
-	echo "$2" >"$d/memory.max"
-	echo $(($(cat "$d/memory.max") / 4 * 3)) >"$d/memory.high"
-	[ ! -e "$d/memory.swap.max" ] || echo 0 >"$d/memory.swap.max"
-	echo "+memory +mempressure" >"$d/cgroup.subtree_control"
-	shift 2
-	for c in "$@"; do
-		mkdir -p "$d/$c"
-	done
-	echo "$d"
-}
-
-# bg OUT CGDIR ARGS...: an mpvm shrinker in CGDIR, once it registered
-bg() {
-	local out=$1 cg=$2
-	shift 2
-	mp_bg_registered "$out" "$MP_IN_CG" "$cg" -- mpvm "$@"
-}
-
 hog() {
 	"$MP_IN_CG" "$1" -- stress-ng --vm 1 --vm-bytes "$2" --vm-keep \
 		--timeout "${3}s" --quiet || true
@@ -54,10 +31,6 @@ hog() {
 # chunks asked of an mpvm shrinker, from its output
 asked() {
 	awk '/^request/ { s += $2 } END { print s + 0 }' "$1"
-}
-
-oom_kills() {
-	sed -n 's/^oom_kill //p' "$1/memory.events"
 }
 
 @test "v2 kernel alone: mpctl stress --no-assist, 4 threads, twice a 128M limit, 0 OOM kills" {
@@ -97,20 +70,20 @@ oom_kills() {
 @test "v2 kernel alone: the limit on a parent, a program in a child is asked and survives" {
 	requires mpctl
 	local d
-	d=$(parent plim 48M app)
+	d=$(mp_v2_parent plim 48M 3/4 app)
 	mp_run "$MP_IN_CG" "$d/app" -- mpvm v2-shrinker "$d/app" 1048576 40 -a \
 		-t 30000 -- stress-ng --vm 1 --vm-bytes 24M --vm-keep --timeout 10s --quiet
 	assert_success
 	assert_line --regexp '^request [1-9]'
 	refute_line --regexp '^over'
-	[ "$(oom_kills "$d")" = 0 ] || fail "OOM kills: $(oom_kills "$d")"
+	[ "$(mp_oom_kills "$d")" = 0 ] || fail "OOM kills: $(mp_oom_kills "$d")"
 }
 
 @test "v2 kernel alone: siblings under one limit are asked in proportion to what they hold" {
 	local d a b
-	d=$(parent sib 64M a b hog)
-	bg "$BATS_TEST_TMPDIR/a" "$d/a" v2-shrinker "$d/a" 1048576 24 -a -t 60000 -k
-	bg "$BATS_TEST_TMPDIR/b" "$d/b" v2-shrinker "$d/b" 1048576 6 -a -t 60000 -k
+	d=$(mp_v2_parent sib 64M 3/4 a b hog)
+	mp_bg_mpvm "$BATS_TEST_TMPDIR/a" "$d/a" v2-shrinker "$d/a" 1048576 24 -a -t 60000 -k
+	mp_bg_mpvm "$BATS_TEST_TMPDIR/b" "$d/b" v2-shrinker "$d/b" 1048576 6 -a -t 60000 -k
 	hog "$d/hog" 64M 10
 	mp_stop_bg
 	a=$(asked "$BATS_TEST_TMPDIR/a")
@@ -127,11 +100,11 @@ oom_kills() {
 
 @test "v2 kernel alone: a claim of 2^62 bytes does not starve an honest shrinker" {
 	local d h
-	d=$(parent lie 48M app hog)
+	d=$(mp_v2_parent lie 48M 3/4 app hog)
 	# the liar holds nothing and claims 1024 chunks of 2^52 bytes
-	bg "$BATS_TEST_TMPDIR/liar" "$d/app" v2-shrinker "$d/app" \
+	mp_bg_mpvm "$BATS_TEST_TMPDIR/liar" "$d/app" v2-shrinker "$d/app" \
 		4503599627370496 1024 -t 60000 -k
-	bg "$BATS_TEST_TMPDIR/honest" "$d/app" v2-shrinker "$d/app" 1048576 16 \
+	mp_bg_mpvm "$BATS_TEST_TMPDIR/honest" "$d/app" v2-shrinker "$d/app" 1048576 16 \
 		-a -t 60000 -k
 	hog "$d/hog" 64M 10
 	mp_stop_bg
@@ -143,13 +116,13 @@ oom_kills() {
 @test "v2 races: closing, forking and concurrent counts under reclaim" {
 	requires prog:mp_race
 	local d
-	d=$(parent race 32M app)
+	d=$(mp_v2_parent race 32M 3/4 app)
 	mp_run mp_race v2 "$d/app" - 20
 	assert_success
 	assert_output --regexp '^rounds [1-9][0-9]* writes [1-9][0-9]* requests [0-9]+ unexpected errors 0$'
 	# a removal with a live registration (held from the root cgroup, bound
 	# to app's memcg) while reclaim in app goes on
-	bg "$BATS_TEST_TMPDIR/s" "$MP_V2" v2-shrinker "$d/app" 4096 100000 -t 60000 -k
+	mp_bg_mpvm "$BATS_TEST_TMPDIR/s" "$MP_V2" v2-shrinker "$d/app" 4096 100000 -t 60000 -k
 	"$MP_IN_CG" "$d/app" -- stress-ng --vm 1 --vm-bytes 64M --vm-keep \
 		--timeout 30s --quiet &
 	MP_PIDS+=($!)

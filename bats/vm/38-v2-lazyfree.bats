@@ -26,44 +26,6 @@ teardown() {
 	mp_v2_teardown
 }
 
-# maxonly NAME LIMIT: a parent with memory.max LIMIT, no memory.high, no
-# swap, and a child app with memory and mempressure enabled
-maxonly() {
-	local d=$MP_V2/t-$1
-	mkdir -p "$d"
-	echo "$2" >"$d/memory.max"
-	[ ! -e "$d/memory.swap.max" ] || echo 0 >"$d/memory.swap.max"
-	echo "+memory +mempressure" >"$d/cgroup.subtree_control"
-	mkdir -p "$d/app"
-	echo "$d"
-}
-
-# 37's parent: memory.max LIMIT, memory.high 3/4 of it, no swap
-parent() {
-	local d=$MP_V2/t-$1 c
-	mkdir -p "$d"
-	echo "$2" >"$d/memory.max"
-	echo $(($(cat "$d/memory.max") / 4 * 3)) >"$d/memory.high"
-	[ ! -e "$d/memory.swap.max" ] || echo 0 >"$d/memory.swap.max"
-	echo "+memory +mempressure" >"$d/cgroup.subtree_control"
-	shift 2
-	for c in "$@"; do
-		mkdir -p "$d/$c"
-	done
-	echo "$d"
-}
-
-# bg OUT CGDIR ARGS...: an mpvm shrinker in CGDIR, once it registered
-bg() {
-	local out=$1 cg=$2
-	shift 2
-	mp_bg_registered "$out" "$MP_IN_CG" "$cg" -- mpvm "$@"
-}
-
-oom_kills() {
-	sed -n 's/^oom_kill //p' "$1/memory.events"
-}
-
 # memstat CGDIR KEY: a memory.stat counter, empty if the kernel has none
 memstat() {
 	awk -v k="$2" '$1 == k { print $2 }' "$1/memory.stat"
@@ -76,7 +38,7 @@ memstat() {
 stopped_holder() {
 	local d=$1 out=$2 pid
 	shift 2
-	bg "$out" "$d/app" v2-shrinker "$d/app" 1048576 40 -a "$@" \
+	mp_bg_mpvm "$out" "$d/app" v2-shrinker "$d/app" 1048576 40 -a "$@" \
 		-t 120000 -k
 	pid=${MP_PIDS[-1]}
 	kill -STOP "$pid"
@@ -90,13 +52,12 @@ stopped_holder() {
 }
 
 @test "v2 lazyfree: a stopped program's MADV_FREE chunks are taken by reclaim, no OOM kill" {
+	requires stress-ng
 	local d out=$BATS_TEST_TMPDIR/holder lost freed
-	d=$(maxonly lazy 64M)
+	d=$(mp_v2_parent lazy 64M max app)
 	stopped_holder "$d" "$out" -f
 	cat "$out" >&2
-	[ "$(oom_kills "$d")" = 0 ] || fail "OOM kills: $(oom_kills "$d")"
-	[ "$(oom_kills "$d/app")" = 0 ] ||
-		fail "OOM kills in app: $(oom_kills "$d/app")"
+	[ "$(mp_oom_kills "$d")" = 0 ] || fail "OOM kills: $(mp_oom_kills "$d")"
 	# the program's own count: chunks whose first word reads zero. 76M
 	# and the programs' own memory do not fit in 64M: at least 12 of the
 	# 40 chunks had to go, 8 whole ones leave room for chunks reclaim
@@ -114,11 +75,12 @@ stopped_holder() {
 }
 
 @test "v2 lazyfree, control: the same stopped program without MADV_FREE is in the way, an OOM kill" {
+	requires stress-ng
 	local d out=$BATS_TEST_TMPDIR/holder
-	d=$(maxonly eager 64M)
+	d=$(mp_v2_parent eager 64M max app)
 	stopped_holder "$d" "$out"
 	cat "$out" >&2
-	[ "$(oom_kills "$d")" -ge 1 ] ||
+	[ "$(mp_oom_kills "$d")" -ge 1 ] ||
 		fail "no OOM kill: the co-tenant fit beside 40M it could not reclaim?"
 	! grep -q '^lost=' "$out" || fail "lost= without -f: $(cat "$out")"
 }
@@ -140,11 +102,11 @@ stopped_holder() {
 @test "v2 lazyfree: mempressure_test --lazyfree --no-assist, the kernel alone, 0 OOM kills" {
 	requires prog:mempressure_test
 	local d
-	d=$(parent mpt 128M app)
+	d=$(mp_v2_parent mpt 128M 3/4 app)
 	mp_run "$MP_IN_CG" "$d/app" -- mempressure_test --backend mempressure \
 		--no-assist --lazyfree --threads 2 --max-chunks 256 --duration 5s
 	assert_success
 	assert_line --regexp '^TOTAL: allocated [1-9][0-9]* chunks'
 	assert_line --regexp '^lost [0-9]+ chunks \(MADV_FREE, dropped by reclaim\)$'
-	[ "$(oom_kills "$d")" = 0 ] || fail "OOM kills: $(oom_kills "$d")"
+	[ "$(mp_oom_kills "$d")" = 0 ] || fail "OOM kills: $(mp_oom_kills "$d")"
 }

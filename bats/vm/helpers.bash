@@ -162,6 +162,38 @@ mp_bg_registered() {
 	fi
 }
 
+# mp_v2_parent NAME LIMIT HIGH CHILD...: the test cgroup t-NAME with
+# memory.max LIMIT, memory.high HIGH (a size, 3/4 for three quarters of
+# the limit as mempressure.rst advises, or max for none) and no swap, its
+# children with memory and mempressure enabled; prints its directory
+mp_v2_parent() {
+	local d=$MP_V2/t-$1 high=$3 c
+	mkdir -p "$d"
+	echo "$2" >"$d/memory.max"
+	[ "$high" != 3/4 ] || high=$(($(cat "$d/memory.max") / 4 * 3))
+	echo "$high" >"$d/memory.high"
+	[ ! -e "$d/memory.swap.max" ] || echo 0 >"$d/memory.swap.max"
+	echo "+memory +mempressure" >"$d/cgroup.subtree_control"
+	shift 3
+	for c in "$@"; do
+		mkdir -p "$d/$c"
+	done
+	echo "$d"
+}
+
+# mp_bg_mpvm OUT CGDIR ARGS...: mpvm ARGS in CGDIR in the background (in
+# MP_PIDS), output to OUT, once it registered
+mp_bg_mpvm() {
+	local out=$1 cg=$2
+	shift 2
+	mp_bg_registered "$out" "$MP_IN_CG" "$cg" -- mpvm "$@"
+}
+
+# mp_oom_kills CGDIR: the OOM kills in CGDIR and below (memory.events)
+mp_oom_kills() {
+	sed -n 's/^oom_kill //p' "$1/memory.events"
+}
+
 # mp_ksft: after mp_run of a kselftest-style program: skip on KSFT_SKIP (4),
 # else pass only on 0 without a "not ok" line
 mp_ksft() {
