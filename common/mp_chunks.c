@@ -15,7 +15,7 @@
  */
 struct mp_chunk {
 	struct mp_chunk *next;
-	char *mem;		/* the chunk */
+	char *mem;		/* lazyfree: the chunk (else it is the node) */
 };
 
 /* a lazyfree chunk's first word; reclaim leaves zero in its place */
@@ -276,10 +276,10 @@ void *mp_chunk_alloc(struct mp_chunk_pool *p, int list)
 			free(c);
 			goto err_drop;
 		}
+		c->mem = b;
 	} else {
 		c = (struct mp_chunk *)b;
 	}
-	c->mem = b;
 	c->next = NULL;
 	pthread_mutex_lock(&l->lock);
 	if (l->tail)
@@ -300,13 +300,19 @@ err:
 	return NULL;
 }
 
+/* The chunk of a node: without lazyfree, the same address (no load) */
+static char *chunk_mem(const struct mp_chunk_pool *p, struct mp_chunk *c)
+{
+	return p->lazy ? c->mem : (char *)c;
+}
+
 /*
  * A lazyfree chunk reclaim dropped: its marker reads zero. Read before its
  * pages are given back (after, every chunk reads zero).
  */
-static bool dropped(const struct mp_chunk_pool *p, const struct mp_chunk *c)
+static bool dropped(const struct mp_chunk_pool *p, const char *mem)
 {
-	return p->lazy && !*(const volatile uint64_t *)c->mem;
+	return p->lazy && !*(const volatile uint64_t *)mem;
 }
 
 /* The node of a chunk freed: a lazyfree node is apart, the others are gone */
@@ -345,16 +351,11 @@ static uint64_t take(struct chunk_list *l, uint64_t n, struct mp_chunk **out)
 	return got;
 }
 
-/*
- * A chunk that could not be freed goes back; mem is written again, as a
- * failed madvise() may have given back some of the pages the node is in
- */
-static void put_back(struct mp_chunk_pool *p, struct mp_chunk *c, char *mem)
+static void put_back(struct mp_chunk_pool *p, struct mp_chunk *c)
 {
 	struct chunk_list *l = &p->lists[0];
 
 	pthread_mutex_lock(&l->lock);
-	c->mem = mem;
 	c->next = l->head;
 	l->head = c;
 	if (!l->tail)
@@ -375,10 +376,17 @@ static void flush_empty(struct mp_chunk_pool *p, void **c, size_t n)
 			munmap(c[i], p->size);
 }
 
+/* a chunk of a batch, read before its pages are given back */
+struct batch_item {
+	char *mem;
+	struct mp_chunk *c;
+	bool gone;		/* lazyfree: found dropped */
+};
+
 static int cmp_addr(const void *a, const void *b)
 {
-	uintptr_t x = (uintptr_t)(*(struct mp_chunk *const *)a)->mem;
-	uintptr_t y = (uintptr_t)(*(struct mp_chunk *const *)b)->mem;
+	uintptr_t x = (uintptr_t)((const struct batch_item *)a)->mem;
+	uintptr_t y = (uintptr_t)((const struct batch_item *)b)->mem;
 
 	return x < y ? -1 : x > y;
 }
@@ -387,41 +395,42 @@ static int cmp_addr(const void *a, const void *b)
  * Give back the pages of up to BATCH chunks: sorted by address, adjacent
  * chunks (common, as they are carved from one reservation) go in one
  * madvise() call, one page-table walk and one TLB flush. The emptied
- * ranges are kept for reuse. Addresses and markers are read first: a node
- * inside its chunk is zeroed with it.
+ * ranges are kept for reuse. Markers are read first: MADV_DONTNEED
+ * zeroes them all.
  */
 static uint64_t release_batch(struct mp_chunk_pool *p, struct mp_chunk **b,
 			      size_t n, uint64_t *fail, uint64_t *lost)
 {
+	struct batch_item it[BATCH];
 	size_t i = 0, j, k, done = 0;
 	void *ok[BATCH];
-	char *mem[BATCH];
-	bool gone[BATCH];
 
-	qsort(b, n, sizeof(*b), cmp_addr);
 	for (k = 0; k < n; k++) {
-		mem[k] = b[k]->mem;
-		gone[k] = dropped(p, b[k]);
+		it[k].c = b[k];
+		it[k].mem = chunk_mem(p, b[k]);
+		it[k].gone = dropped(p, it[k].mem);
 	}
+	qsort(it, n, sizeof(*it), cmp_addr);
 	while (i < n) {
-		for (j = i + 1; j < n && mem[j] == mem[j - 1] + p->size; j++)
+		for (j = i + 1; j < n &&
+		     it[j].mem == it[j - 1].mem + p->size; j++)
 			;
-		if (madvise(mem[i], (j - i) * p->size, MADV_DONTNEED)) {
+		if (madvise(it[i].mem, (j - i) * p->size, MADV_DONTNEED)) {
 			/* one by one: what fails goes back */
 			for (k = i; k < j; k++) {
-				if (chunk_unmap(p, mem[k])) {
-					put_back(p, b[k], mem[k]);
+				if (chunk_unmap(p, it[k].mem)) {
+					put_back(p, it[k].c);
 					(*fail)++;
-					mem[k] = NULL;
+					it[k].mem = NULL;
 				}
 			}
 		}
 		for (k = i; k < j; k++) {
-			if (!mem[k])
+			if (!it[k].mem)
 				continue;
-			ok[done++] = mem[k];
-			*lost += gone[k];
-			node_free(p, b[k]);
+			ok[done++] = it[k].mem;
+			*lost += it[k].gone;
+			node_free(p, it[k].c);
 		}
 		i = j;
 	}
@@ -455,10 +464,10 @@ uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n,
 	if (p->heap || p->unmap) {
 		for (c = todo; c; c = next) {
 			next = c->next;
-			mem = c->mem;
-			gone = dropped(p, c);
+			mem = chunk_mem(p, c);
+			gone = dropped(p, mem);
 			if (chunk_unmap(p, mem)) {
-				put_back(p, c, mem);
+				put_back(p, c);
 				fail++;
 			} else {
 				freed++;
@@ -509,8 +518,8 @@ void mp_chunks_destroy(struct mp_chunk_pool *p)
 	for (i = 0; i < p->nlists; i++) {
 		for (c = p->lists[i].head; c; c = next) {
 			next = c->next;
-			mem = c->mem;
-			lost += dropped(p, c);
+			mem = chunk_mem(p, c);
+			lost += dropped(p, mem);
 			node_free(p, c);
 			if (p->heap)
 				free(mem);
