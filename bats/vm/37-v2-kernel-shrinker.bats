@@ -45,6 +45,18 @@ asked() {
 		fail "stress document: $output"
 }
 
+@test "v2 kernel alone at memory.max only: asked from a margin below max, 0 OOM kills" {
+	requires mpctl
+	# --no-throttle: no memory.high, no swap (docker --memory, systemd
+	# MemoryMax= alone). Without the margin below memory.max the kernel
+	# asked nothing and the program was OOM-killed (3 of 3 runs per kernel)
+	mp_run mpctl stress --no-assist -b mempressure --no-throttle --chunk 1M \
+		--threads 4 --overcommit 2 --duration 10s --limit 128M --json
+	assert_success
+	echo "$output" | jq -e '.oom_kills == 0 and .reclaim_requests > 0 and
+		.chunks_freed > 0' >&2 || fail "stress document: $output"
+}
+
 @test "v2 kernel alone, MGLRU and zram swap: the program is asked before it is swapped out" {
 	requires mpctl swap
 	[ -w /sys/kernel/mm/lru_gen/enabled ] || skip "no MGLRU (CONFIG_LRU_GEN)"
