@@ -5,9 +5,11 @@
 # emulator, no usage early warning. Each test fails when the program was
 # OOM-killed, when no memory came back, or when the requests went to the
 # wrong cgroup: the limit sits on a parent, the programs in its children.
-# As mempressure.rst advises, the parent has memory.high below memory.max:
-# over memory.high the kernel waits for the requests to be read, at
-# memory.max it does not.
+# The parent has memory.high below memory.max unless a test says
+# otherwise. The kernel asks from 1/8 below memory.high and memory.max,
+# in the charge path, without waiting; over memory.high a task waits, on
+# its way back to userspace only and for at most 200 ms, for a program of
+# its own memory cgroup that is reading and answering.
 
 # MP_PIDS (helpers) is filled in each test, in the same subshell
 # shellcheck disable=SC2030,SC2031
@@ -123,6 +125,51 @@ asked() {
 	h=$(asked "$BATS_TEST_TMPDIR/honest")
 	echo "asked: honest $h chunks, liar $(asked "$BATS_TEST_TMPDIR/liar") chunks" >&2
 	[ "$h" -gt 0 ] || fail "the honest shrinker was never asked"
+}
+
+# cotenant CGDIR: the bogo ops of 4 s of a stress-ng vm worker that maps,
+# touches and unmaps 40M over and over in CGDIR
+cotenant() {
+	"$MP_IN_CG" "$1" -- stress-ng --vm 1 --vm-bytes 40M --timeout 4s \
+		--metrics-brief 2>&1 | awk '$4 == "vm" { print $5 }'
+}
+
+high_events() {
+	sed -n 's/^high //p' "$1/memory.events"
+}
+
+@test "v2: a stopped shrinker costs only itself: a co-tenant over memory.high keeps its pace" {
+	local d f alone with h0 h1 h2 p
+	d=$(parent stop 128M app)
+	f=$BATS_TEST_TMPDIR/held
+	# 64M of unreclaimable file memory charged to app (no swap): with the
+	# co-tenant's 40M, app is over memory.high (96M) in both runs
+	"$MP_IN_CG" "$d/app" -- dd if=/dev/zero of="$f" bs=1M count=64 \
+		status=none
+	[ "$(cat "$d/app/memory.current")" -ge $((60 << 20)) ] ||
+		skip "the file was not charged to the cgroup"
+	h0=$(high_events "$d")
+	alone=$(cotenant "$d/app")
+	h1=$(high_events "$d")
+	# the same beside a shrinker that claims 64 chunks and never reads a
+	# request: stopped, it cannot
+	bg "$BATS_TEST_TMPDIR/stopped" "$d/app" v2-shrinker "$d/app" 1048576 64 \
+		-t 60000 -k
+	p=${MP_PIDS[-1]}
+	kill -STOP "$p"
+	with=$(cotenant "$d/app")
+	h2=$(high_events "$d")
+	kill -CONT "$p"
+	rm -f "$f"
+	echo "co-tenant bogo ops: alone $alone, beside the stopped shrinker $with; memory.high events $h0 -> $h1 -> $h2" >&2
+	# both runs were over memory.high, and did work
+	[ "$h1" -gt "$h0" ] && [ "$h2" -gt "$h1" ] ||
+		fail "a run did not go over memory.high"
+	[ "${alone:-0}" -gt 0 ] || fail "no bogo ops alone"
+	# within 2x: before the shrinker was waited for only while it
+	# answered, each return to userspace waited up to a second
+	[ $((${with:-0} * 2)) -ge "$alone" ] ||
+		fail "the stopped shrinker slowed the co-tenant: $with against $alone"
 }
 
 @test "v2 races: closing, forking and concurrent counts under reclaim" {
