@@ -18,3 +18,13 @@ setup() {
 	requires swap
 	bench_stress v2 swap --no-assist -b mempressure --swap
 }
+
+# memory.max alone, no memory.high (docker --memory, MemoryMax=)
+@test "bench v2: kernel shrinker alone, memory.max only, no swap" {
+	bench_stress v2 maxonly --no-assist -b mempressure --no-throttle
+}
+
+@test "bench v2: kernel shrinker alone, memory.max only, zram swap" {
+	requires swap
+	bench_stress v2 maxonly-swap --no-assist -b mempressure --no-throttle --swap
+}

@@ -23,3 +23,8 @@ teardown() {
 	requires swap
 	bench_stress v1 swap --no-assist -b mempressure --swap
 }
+
+# memory.limit_in_bytes alone, no soft limit
+@test "bench v1: kernel shrinker alone, limit only, no swap" {
+	bench_stress v1 maxonly --no-assist -b mempressure --no-throttle
+}
