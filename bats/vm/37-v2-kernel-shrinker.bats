@@ -253,3 +253,30 @@ high_events() {
 	mp_run cat "$BATS_TEST_TMPDIR/s"
 	assert_line --regexp '^request [1-9]'
 }
+
+@test "v2: one cache workload under every strategy, side by side: the kernel's ask keeps it alive, freeing the ordinary way too" {
+	requires mpctl
+	local doc=$BATS_TEST_TMPDIR/strategies.json s
+	mp_run mpctl report -r 2 -o "$doc" -s strategy-none \
+		-s strategy-madv-free -s strategy-psi -s strategy-kernel \
+		-s strategy-kernel-lazyfree -s strategy-kernel-munmap
+	echo "$output" >&2
+	assert_success
+	# every strategy ran: a skipped one would make the table a lie
+	jq -e '[.scenarios[] | select(.status != "ok")] | length == 0' \
+		"$doc" >&2 || fail "a strategy did not run: $(jq -c \
+		'[.scenarios[] | {name, status, reason}]' "$doc")"
+	# the workload outgrows the limit: a cache that never gives memory
+	# back, without swap, is OOM-killed in every run
+	jq -e '.scenarios[] | select(.name == "strategy-none") |
+		.metrics.oom_kills.min >= 1' "$doc" >&2 ||
+		fail "strategy-none survived: the workload does not need memory back"
+	for s in kernel kernel-lazyfree kernel-munmap; do
+		jq -e --arg s "strategy-$s" '.scenarios[] | select(.name == $s) |
+			.metrics.oom_kills.max == 0 and
+			.metrics.reclaim_requests.min > 0' "$doc" >&2 ||
+			fail "strategy-$s: $(jq -c --arg s "strategy-$s" \
+				'.scenarios[] | select(.name == $s) | .metrics |
+				{oom_kills, reclaim_requests}' "$doc")"
+	done
+}
