@@ -184,11 +184,12 @@ thp_always() {
 	[ "$h" -gt 0 ] || fail "the honest shrinker was never asked"
 }
 
-# cotenant CGDIR: the bogo ops of 4 s of a stress-ng vm worker that maps,
-# touches and unmaps 40M over and over in CGDIR
+# cotenant CGDIR OUT: the bogo ops of 4 s of a stress-ng vm worker that
+# maps, touches and unmaps 40M over and over in CGDIR; its output in OUT
 cotenant() {
 	"$MP_IN_CG" "$1" -- stress-ng --vm 1 --vm-bytes 40M --timeout 4s \
-		--metrics-brief 2>&1 | awk '$4 == "vm" { print $5 }'
+		--metrics-brief >"$2" 2>&1 || true
+	awk '$4 == "vm" { print $5 }' "$2"
 }
 
 high_events() {
@@ -206,7 +207,7 @@ high_events() {
 	[ "$(cat "$d/app/memory.current")" -ge $((60 << 20)) ] ||
 		skip "the file was not charged to the cgroup"
 	h0=$(high_events "$d")
-	alone=$(cotenant "$d/app")
+	alone=$(cotenant "$d/app" "$BATS_TEST_TMPDIR/alone")
 	h1=$(high_events "$d")
 	# the same beside a shrinker that claims 64 chunks and never reads a
 	# request: stopped, it cannot
@@ -214,7 +215,7 @@ high_events() {
 		-t 60000 -k
 	p=${MP_PIDS[-1]}
 	kill -STOP "$p"
-	with=$(cotenant "$d/app")
+	with=$(cotenant "$d/app" "$BATS_TEST_TMPDIR/with")
 	h2=$(high_events "$d")
 	kill -CONT "$p"
 	rm -f "$f"
@@ -222,7 +223,8 @@ high_events() {
 	# both runs were over memory.high, and did work
 	[ "$h1" -gt "$h0" ] && [ "$h2" -gt "$h1" ] ||
 		fail "a run did not go over memory.high"
-	[ "${alone:-0}" -gt 0 ] || fail "no bogo ops alone"
+	[ "${alone:-0}" -gt 0 ] ||
+		fail "no bogo ops alone: $(cat "$BATS_TEST_TMPDIR/alone")"
 	# within 2x: before the shrinker was waited for only while it
 	# answered, each return to userspace waited up to a second
 	[ $((${with:-0} * 2)) -ge "$alone" ] ||
@@ -271,10 +273,13 @@ high_events() {
 	jq -e '.scenarios[] | select(.name == "strategy-none") |
 		.metrics.oom_kills.min >= 1' "$doc" >&2 ||
 		fail "strategy-none survived: the workload does not need memory back"
+	# kernel-lazyfree may never be asked: reclaim takes its MADV_FREE
+	# chunks by itself, which is the point of it
 	for s in kernel kernel-lazyfree kernel-munmap; do
 		jq -e --arg s "strategy-$s" '.scenarios[] | select(.name == $s) |
 			.metrics.oom_kills.max == 0 and
-			.metrics.reclaim_requests.min > 0' "$doc" >&2 ||
+			(.name == "strategy-kernel-lazyfree" or
+			 .metrics.reclaim_requests.min > 0)' "$doc" >&2 ||
 			fail "strategy-$s: $(jq -c --arg s "strategy-$s" \
 				'.scenarios[] | select(.name == $s) | .metrics |
 				{oom_kills, reclaim_requests}' "$doc")"
