@@ -8,6 +8,9 @@
 #   make bench-kernel-shrinker KVER=6.12 BENCH_ARGS="-r 10 -g y -p full"
 #                                       the kernel's shrinker alone, measured
 #                                       in the VM (bench-kernel-shrinker.sh)
+#   make kernel-configs KVER=6.12       compile the series' directories with
+#                                       MEMCG=n, MEMCG_V1=n, LRU_GEN=n, SWAP=n
+#                                       and for i386 (build-configs.sh; by hand)
 #   make kernel-clean                   remove the kernel trees and VM images
 #
 # VMTEST_IMAGE=FILE (initramfs, vmtest): boot that prebuilt bzImage, build
@@ -49,8 +52,11 @@ vmtest-all:
 		$(MAKE) --no-print-directory vmtest KVER=$$v DEBUG=$(DEBUG) || rc=1; \
 	done; exit $$rc
 
+kernel-configs: kernel
+	$(KSCRIPTS)/build-configs.sh $(KVER)
+
 kernel-clean:
 	rm -rf $(foreach v,$(KERNEL_VERSIONS),build/linux-$(v) build/vm-$(v)) \
 		build/kvm-verdict
 
-.PHONY: kernel initramfs vmtest vmtest-all kernel-clean bench-kernel-shrinker
+.PHONY: kernel initramfs vmtest vmtest-all kernel-clean kernel-configs bench-kernel-shrinker
