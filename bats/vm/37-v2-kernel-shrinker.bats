@@ -198,7 +198,7 @@ high_events() {
 
 @test "v2: a stopped shrinker costs only itself: a co-tenant over memory.high keeps its pace" {
 	local d f alone with h0 h1 h2 p
-	d=$(parent stop 128M app)
+	d=$(mp_v2_parent stop 128M 3/4 app)
 	f=$BATS_TEST_TMPDIR/held
 	# 64M of unreclaimable file memory charged to app (no swap): with the
 	# co-tenant's 40M, app is over memory.high (96M) in both runs
@@ -211,7 +211,7 @@ high_events() {
 	h1=$(high_events "$d")
 	# the same beside a shrinker that claims 64 chunks and never reads a
 	# request: stopped, it cannot
-	bg "$BATS_TEST_TMPDIR/stopped" "$d/app" v2-shrinker "$d/app" 1048576 64 \
+	mp_bg_mpvm "$BATS_TEST_TMPDIR/stopped" "$d/app" v2-shrinker "$d/app" 1048576 64 \
 		-t 60000 -k
 	p=${MP_PIDS[-1]}
 	kill -STOP "$p"
