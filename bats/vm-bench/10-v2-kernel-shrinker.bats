@@ -10,6 +10,10 @@ setup() {
 	mp_v2_enable mempressure
 }
 
+teardown() {
+	bench_teardown
+}
+
 @test "bench v2: kernel shrinker alone, no swap" {
 	bench_stress v2 noswap --no-assist -b mempressure
 }
@@ -27,4 +31,18 @@ setup() {
 @test "bench v2: kernel shrinker alone, memory.max only, zram swap" {
 	requires swap
 	bench_stress v2 maxonly-swap --no-assist -b mempressure --no-throttle --swap
+}
+
+# a program written the ordinary way: three threads map 1M chunks and
+# populate each, the kernel's requests are answered with munmap(); THP on
+@test "bench v2: ordinary program, munmap() answers, THP, no swap" {
+	bench_thp_always
+	bench_stress v2 munmap --no-assist -b mempressure --free munmap --threads 3
+}
+
+@test "bench v2: ordinary program, munmap() answers, THP, zram swap" {
+	requires swap
+	bench_thp_always
+	bench_stress v2 munmap-swap --no-assist -b mempressure --free munmap \
+		--threads 3 --swap
 }

@@ -59,7 +59,25 @@ bench_stress() {
 			 memory_high_bytes, swap_growth_bytes,
 			 latency_p50_ns: .reclaim_latency.p50_ns,
 			 latency_p99_ns: .reclaim_latency.p99_ns,
+			 free: .parameters.free, populate: .parameters.populate,
+			 alloc_p99_ns: .alloc_latency.p99_ns,
+			 alloc_max_ns: .alloc_latency.max_ns,
+			 allocs_over_500ms: .alloc_latency.over_500ms,
 			 first_reclaim_ms: $t_reclaim, first_request_ms: $t_request}' \
 			"$doc" | sed 's/^/# BENCH /' >&3
 	done
+}
+
+# bench_thp_always: transparent huge pages on every anonymous mapping for
+# the runs (bench_teardown restores it)
+bench_thp_always() {
+	local f=/sys/kernel/mm/transparent_hugepage/enabled
+	[ -w "$f" ] || skip "no THP (CONFIG_TRANSPARENT_HUGEPAGE)"
+	BENCH_THP_WAS=$(sed 's/.*\[\(.*\)\].*/\1/' "$f")
+	echo always >"$f"
+}
+
+bench_teardown() {
+	[ -z "${BENCH_THP_WAS:-}" ] ||
+		echo "$BENCH_THP_WAS" >/sys/kernel/mm/transparent_hugepage/enabled
 }
