@@ -197,10 +197,14 @@ high_events() {
 }
 
 @test "v2: a stopped shrinker costs only itself: a co-tenant over memory.high keeps its pace" {
+	requires swap
 	local d alone with h0 h1 h2 p
-	# memory.high 32M under a 128M memory.max, no swap: the co-tenant's
-	# 40M is over memory.high in both runs (throttled, never OOM-killed)
+	# memory.high 32M under a 128M memory.max, with the zram swap: the
+	# co-tenant's 40M is over memory.high in both runs, and memory.high
+	# reclaim swaps the excess out (without swap it was throttled to 0
+	# bogo ops, alone)
 	d=$(mp_v2_parent stop 128M 32M app)
+	echo max >"$d/memory.swap.max"
 	h0=$(high_events "$d")
 	alone=$(cotenant "$d/app" "$BATS_TEST_TMPDIR/alone")
 	h1=$(high_events "$d")
