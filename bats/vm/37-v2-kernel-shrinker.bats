@@ -79,11 +79,11 @@ thp_always() {
 	# request could not be answered: 7-10 populates of 500 ms or more,
 	# p99 2.5-3.1 s, 102-111 chunks in 10 s against 4048 page by page
 	mp_run mpctl stress --no-assist -b mempressure --free munmap --chunk 1M \
-		--threads 3 --overcommit 2 --duration 10s --limit 128M --json
+		--threads 3 --overcommit 2 --duration 6s --limit 128M --json
 	assert_success
 	pop=$output
 	mp_run mpctl stress --no-assist -b mempressure --free munmap --chunk 1M \
-		--threads 3 --overcommit 2 --duration 10s --limit 128M \
+		--threads 3 --overcommit 2 --duration 6s --limit 128M \
 		--no-populate --json
 	assert_success
 	touch=$output
@@ -107,7 +107,7 @@ thp_always() {
 	requires mpctl swap
 	thp_always
 	mp_run mpctl stress --no-assist -b mempressure --free munmap --swap \
-		--chunk 1M --threads 3 --overcommit 2 --duration 10s \
+		--chunk 1M --threads 3 --overcommit 2 --duration 6s \
 		--limit 128M --json
 	assert_success
 	echo "$output" | jq -c .alloc_latency >&2
@@ -257,7 +257,7 @@ high_events() {
 @test "v2: one cache workload under every strategy, side by side: the kernel's ask keeps it alive, freeing the ordinary way too" {
 	requires mpctl
 	local doc=$BATS_TEST_TMPDIR/strategies.json s
-	mp_run mpctl report -r 2 -o "$doc" -s strategy-none \
+	mp_run mpctl report -r 1 -d 3s -o "$doc" -s strategy-none \
 		-s strategy-madv-free -s strategy-psi -s strategy-kernel \
 		-s strategy-kernel-lazyfree -s strategy-kernel-munmap
 	# the table goes to the TAP log, pass or fail: it is the measurement

@@ -88,7 +88,7 @@ stopped_holder() {
 @test "v2 lazyfree: mpctl stress --no-assist --lazyfree, the kernel alone, 0 OOM kills" {
 	requires mpctl jq
 	mp_run mpctl stress --no-assist -b mempressure --lazyfree --chunk 1M \
-		--threads 4 --overcommit 2 --duration 10s --limit 128M --json
+		--threads 4 --overcommit 2 --duration 6s --limit 128M --json
 	assert_success
 	echo "$output" | jq -e '.exit_reason == "duration" and .oom_kills == 0 and
 		.parameters.lazyfree == true and .emulator == null and
