@@ -190,6 +190,7 @@ thp_always() {
 cotenant() {
 	local t0 t1
 	t0=$(date +%s%N)
+	# shellcheck disable=SC2016 # expanded by the inner shell
 	"$MP_IN_CG" "$1" -- sh -c 'for i in 1 2; do
 		dd if=/dev/zero of="$1/f" bs=64k count=768 status=none || exit 1
 		rm -f "$1/f"
