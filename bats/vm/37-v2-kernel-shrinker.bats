@@ -299,3 +299,23 @@ high_events() {
 				{oom_kills, reclaim_requests}' "$doc")"
 	done
 }
+
+@test "v2: echo 2 > drop_caches asks a registered program, and does not empty its cache" {
+	local d a
+	# no pressure at all: 64M held under a 256M memory.max, no memory.high
+	d=$(mp_v2_parent drop 256M max app)
+	mp_bg_mpvm "$BATS_TEST_TMPDIR/s" "$d/app" v2-shrinker "$d/app" \
+		1048576 64 -a -t 30000 -k
+	echo 2 >/proc/sys/vm/drop_caches
+	# drop_caches asks while it runs; the program reads at its pace
+	mp_wait_line "$BATS_TEST_TMPDIR/s" '^request [1-9]' 100 ||
+		fail "drop_caches asked nothing: $(cat "$BATS_TEST_TMPDIR/s")"
+	sleep 1
+	mp_stop_bg
+	a=$(asked "$BATS_TEST_TMPDIR/s")
+	echo "# drop_caches asked $a of 64 chunks" >&3
+	# mempressure.rst: asked again only after a read, at most 1/16 of
+	# the claim adding up meanwhile; never the whole cache in one go
+	[ "$a" -gt 0 ] && [ "$a" -lt 64 ] ||
+		fail "drop_caches asked for $a of 64 chunks"
+}
