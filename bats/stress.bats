@@ -24,6 +24,18 @@ memcg() {
 	dir=$(memcg_root)/$MP_RUN_ID-$1
 }
 
+# run_mpt ARGS...: run build/mempressure_test ARGS inside the memcg $dir
+run_mpt() {
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	run bash -c 'echo $$ > "$1/cgroup.procs"; shift; exec "$@"' \
+		sh "$dir" "$ROOT/build/mempressure_test" "$@"
+}
+
+# the OOM kills in the v1 memcg $dir
+memcg_oom_kills() {
+	awk '$1 == "oom_kill" { print $2 }' "$dir/memory.oom_control"
+}
+
 # names of transient stress cgroups present now
 stress_cgroups() {
 	local root
@@ -529,15 +541,13 @@ count_calls() {
 	# headroom for an idle machine's allocation rate (the small-limit
 	# race of the emulator is a known open problem, not this test's topic)
 	memcg mpt 512M
-	run bash -c 'echo $$ > "$1/cgroup.procs"; exec "$2" --threads 2 --duration 3s' \
-		sh "$dir" "$bin"
+	run_mpt --threads 2 --duration 3s
 	echo "$output" >&2
 	[ "$status" -eq 0 ]
 	assert_output --partial "emulated shrinker (memcg)"
 	assert_line --regexp '^TOTAL: allocated [0-9]+ chunks, reclaimed [1-9][0-9]* chunks'
 	assert_output --partial "short 0"
-	run awk '$1 == "oom_kill" { print $2 }' "$dir/memory.oom_control"
-	[ "$output" = 0 ]
+	[ "$(memcg_oom_kills)" = 0 ]
 }
 
 @test "mempressure_test --lazyfree: chunks MADV_FREE, the lost ones counted at the end" {
@@ -545,17 +555,14 @@ count_calls() {
 	local dir bin=$ROOT/build/mempressure_test
 	[ -x "$bin" ] || skip "build/mempressure_test not built"
 	memcg mptlazy 512M
-	run bash -c 'echo $$ > "$1/cgroup.procs"; exec "$2" --threads 2 --duration 2s --lazyfree' \
-		sh "$dir" "$bin"
+	run_mpt --threads 2 --duration 2s --lazyfree
 	echo "$output" >&2
 	[ "$status" -eq 0 ]
 	assert_line --regexp '^TOTAL: allocated [1-9][0-9]* chunks'
 	assert_line --regexp '^lost [0-9]+ chunks \(MADV_FREE, dropped by reclaim\)$'
-	run awk '$1 == "oom_kill" { print $2 }' "$dir/memory.oom_control"
-	[ "$output" = 0 ]
+	[ "$(memcg_oom_kills)" = 0 ]
 	# without it, no such line
-	run bash -c 'echo $$ > "$1/cgroup.procs"; exec "$2" --threads 1 --duration 500ms' \
-		sh "$dir" "$bin"
+	run_mpt --threads 1 --duration 500ms
 	[ "$status" -eq 0 ]
 	refute_line --regexp '^lost '
 	run "$bin" --lazyfree=yes
