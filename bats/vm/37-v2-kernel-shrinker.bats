@@ -319,3 +319,27 @@ high_events() {
 	[ "$a" -gt 0 ] && [ "$a" -lt 64 ] ||
 		fail "drop_caches asked for $a of 64 chunks"
 }
+
+@test "v2: a parent turns the memory controller off: the registration moves up and is still asked" {
+	local d a
+	d=$(mp_v2_parent off 256M max app)
+	mp_bg_mpvm "$BATS_TEST_TMPDIR/s" "$d/app" v2-shrinker "$d/app" \
+		1048576 64 -a -t 30000 -k
+	# app's memory cgroup goes offline, its registration stays: reclaim
+	# no longer calls shrinkers for an offline memory cgroup, so the
+	# kernel must move it to the parent, where app is charged from now on
+	echo -memory >"$d/cgroup.subtree_control"
+	[ ! -e "$d/app/memory.max" ] || fail "the memory controller is still on in app"
+	# the css goes offline asynchronously, after an RCU grace period;
+	# reclaim before that still finds the registration where it was
+	sleep 2
+	echo 32M >"$d/memory.reclaim" || true
+	# before the registration moved, nothing asked: 0 requests
+	mp_wait_line "$BATS_TEST_TMPDIR/s" '^request [1-9]' 100 ||
+		fail "not asked after its memory cgroup went offline: $(cat "$BATS_TEST_TMPDIR/s")"
+	mp_stop_bg
+	a=$(asked "$BATS_TEST_TMPDIR/s")
+	echo "# asked $a chunks through the parent" >&3
+	! grep -q '^over' "$BATS_TEST_TMPDIR/s" ||
+		fail "asked for more than it held"
+}
