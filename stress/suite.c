@@ -356,7 +356,7 @@ static int listen_cgroup(const struct suite *su, struct mp_target *t,
 	if (mp_target_create(&su->par->t, name, &spec, t, err))
 		return -1;
 	mem = mp_target_cg(t, MP_ROLE_MEMORY);
-	*backend = mem->hier.version == MP_CG_V1 ? MP_BACKEND_MEMCG :
+	*backend = mem->hier->version == MP_CG_V1 ? MP_BACKEND_MEMCG :
 		   MP_BACKEND_PSI;
 	return 0;
 }
