@@ -133,7 +133,7 @@ int mp_cgroup_resolve(const struct mp_hier *h, const char *user,
 	struct stat st;
 
 	memset(cg, 0, sizeof(*cg));
-	cg->hier = *h;
+	cg->hier = h;
 	if (!user) {
 		if (mp_self_cgroup(h, hpath, sizeof(hpath)))
 			snprintf(hpath, sizeof(hpath), "/");

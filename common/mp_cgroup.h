@@ -31,7 +31,7 @@ struct mp_hier {
 };
 
 struct mp_cgroup {
-	struct mp_hier hier;
+	const struct mp_hier *hier;	/* mp_system()'s, never copied */
 	char dir[PATH_MAX];	/* cgroupfs directory, sysroot included */
 	char path[PATH_MAX];	/* path in the hierarchy, "/" for its root */
 };

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -112,7 +113,7 @@ static json_t *permissions(const struct mp_target *t)
 	json_object_set_new(p, "cap_sys_resource", json_boolean(mp_privileged()));
 	/* memcg v1 events, and a kernel shrinker's registration */
 	json_object_set_new(p, "memcg_event_control",
-			    mem && mem->hier.version == MP_CG_V1 ?
+			    mem && mem->hier->version == MP_CG_V1 ?
 			    writable(mem, "cgroup.event_control") : json_null());
 	json_object_set_new(p, "mempressure_shrinker",
 			    writable(mp, "mempressure.shrinker"));
@@ -171,13 +172,14 @@ json_t *mp_info(const char *cgroup, struct mp_err *err)
 {
 	const struct mp_system *sys = mp_system();
 	json_t *doc, *cmds;
-	struct mp_target t;
+	struct mp_target *t;
 	struct utsname u;
 	enum mp_backend shr;
 
-	mp_target_resolve(cgroup, &t);
-	doc = mp_json_doc(MP_INFO_SCHEMA, MP_INFO_SCHEMA_VERSION);
+	t = mp_target_new(cgroup);
+	doc = t ? mp_json_doc(MP_INFO_SCHEMA, MP_INFO_SCHEMA_VERSION) : NULL;
 	if (!doc) {
+		free(t);
 		mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "out of memory");
 		return NULL;
 	}
@@ -186,7 +188,7 @@ json_t *mp_info(const char *cgroup, struct mp_err *err)
 	json_object_set_new(doc, "cgroup_mode",
 			    json_string(mp_system_mode(sys)));
 	json_object_set_new(doc, "cgroup", mp_json_str(cgroup ? cgroup : "."));
-	json_object_set_new(doc, "hierarchies", hierarchies(&t));
+	json_object_set_new(doc, "hierarchies", hierarchies(t));
 	json_object_set_new(doc, "backends", backends());
 	/* what each command picks with --backend auto */
 	shr = !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL) ?
@@ -201,8 +203,9 @@ json_t *mp_info(const char *cgroup, struct mp_err *err)
 					"kernel" : shr == MP_BACKEND_AUTO ?
 					"none" : "emulated"));
 	json_object_set_new(doc, "commands", cmds);
-	json_object_set_new(doc, "memory", memory(&t));
-	json_object_set_new(doc, "permissions", permissions(&t));
-	json_object_set_new(doc, "interfaces", interfaces(&t));
+	json_object_set_new(doc, "memory", memory(t));
+	json_object_set_new(doc, "permissions", permissions(t));
+	json_object_set_new(doc, "interfaces", interfaces(t));
+	free(t);
 	return doc;
 }

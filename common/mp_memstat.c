@@ -93,7 +93,7 @@ static int stat_value(const struct mp_cgroup *cg, const char *file,
 static uint64_t v2_limit(const struct mp_cgroup *cg)
 {
 	static const char *const files[] = { "memory.max", "memory.high" };
-	size_t ml = strlen(cg->hier.mnt);
+	size_t ml = strlen(cg->hier->mnt);
 	struct mp_cgroup up = *cg;
 	uint64_t lim = NO_LIMIT, v;
 	char *slash;
@@ -119,7 +119,7 @@ static uint64_t v2_limit(const struct mp_cgroup *cg)
 static bool has_usage(const struct mp_cgroup *cg)
 {
 	return strcmp(cg->path, "/") ||
-	       (cg->hier.version == MP_CG_V2 &&
+	       (cg->hier->version == MP_CG_V2 &&
 		mp_cg_has_file(cg, "memory.current"));
 }
 
@@ -131,7 +131,7 @@ int mp_memstat_open(struct mp_memstat *ms, const struct mp_cgroup *cg)
 	memset(ms, 0, sizeof(*ms));
 	ms->usage_fd = -1;
 	if (cg && cg->dir[0] && has_usage(cg)) {
-		if (cg->hier.version == MP_CG_V1) {
+		if (cg->hier->version == MP_CG_V1) {
 			snprintf(path, sizeof(path), "%s/memory.usage_in_bytes",
 				 cg->dir);
 			if (stat_value(cg, "memory.stat",
@@ -191,7 +191,7 @@ void mp_memstat_close(struct mp_memstat *ms)
 
 int mp_cg_oom_kills(const struct mp_cgroup *cg, uint64_t *kills)
 {
-	if (cg->hier.version == MP_CG_V1)
+	if (cg->hier->version == MP_CG_V1)
 		return stat_value(cg, "memory.oom_control", "oom_kill", kills);
 	return stat_value(cg, "memory.events", "oom_kill", kills);
 }

@@ -620,8 +620,8 @@ static int open_mempressure(struct mp_source *src,
 	    mp_target_get(t, MP_ROLE_MEMPRESSURE, &cg, err))
 		return -1;
 	src->cg = *cg;
-	src->cgver = cg->hier.version;
-	if (cg->hier.version == MP_CG_V1) {
+	src->cgver = cg->hier->version;
+	if (cg->hier->version == MP_CG_V1) {
 		for (l = cfg->level; l < MP_LEVEL_NR; l++)
 			if (v1_register(src, "mempressure.level",
 					mp_level_native(MP_BACKEND_MEMPRESSURE,
@@ -672,7 +672,7 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 			/* PSI is cgroup2's: say where the cgroup is */
 			if (err->errnum == ENOENT &&
 			    !mp_target_get(t, MP_ROLE_MEMORY, &v1, NULL) &&
-			    v1->hier.version == MP_CG_V1)
+			    v1->hier->version == MP_CG_V1)
 				return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 					       "cgroup '%s' exists only in the cgroup v1 memory hierarchy, and PSI is per cgroup on cgroup2 only: use -b memcg, or -c / for system-wide PSI",
 					       t->user);
@@ -763,9 +763,10 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 {
 	enum mp_backend b = cfg->backend;
 	const struct mp_target *t = cfg->target;
-	struct mp_target own;
+	struct mp_target *own = NULL;
 	struct mp_err first;
 	bool picked = false;
+	int ret = -1;
 
 	if (cfg->psi_set && b != MP_BACKEND_PSI && b != MP_BACKEND_AUTO)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
@@ -781,11 +782,15 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 		picked = !cfg->mode_set && !cfg->psi_set;
 	}
 	if (!t) {
-		mp_target_resolve(NULL, &own);
-		t = &own;
+		own = mp_target_new(NULL);
+		if (!own)
+			return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "cgroup");
+		t = own;
 	}
-	if (!source_open_one(cfg, t, b, out, err))
-		return 0;
+	if (!source_open_one(cfg, t, b, out, err)) {
+		ret = 0;
+		goto out;
+	}
 	/*
 	 * A backend chosen for the user that this user may not use (an
 	 * unprivileged caller and a root-owned cgroup.event_control): PSI,
@@ -794,11 +799,11 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 	 */
 	if (!picked || b == MP_BACKEND_PSI || err->status != MP_EXIT_NOPERM ||
 	    mp_backend_probe(MP_BACKEND_PSI, NULL))
-		return -1;
+		goto out;
 	first = *err;
 	if (source_open_one(cfg, t, MP_BACKEND_PSI, out, err)) {
 		*err = first;
-		return -1;
+		goto out;
 	}
 	{
 		char note[sizeof((*out)->note)];
@@ -808,7 +813,10 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 			 (*out)->note[0] ? "; " : "", (*out)->note);
 		snprintf((*out)->note, sizeof((*out)->note), "%s", note);
 	}
-	return 0;
+	ret = 0;
+out:
+	free(own);
+	return ret;
 }
 
 int mp_source_fd(const struct mp_source *src)

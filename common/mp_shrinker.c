@@ -183,7 +183,7 @@ static int open_kernel(struct mp_shrinker *sh, const struct mp_target *t,
 {
 	char path[PATH_MAX + 32], cmd[96];
 	const struct mp_cgroup *cg;
-	struct mp_hier h;
+	const struct mp_hier *h;
 	int cfd, n, e;
 
 	if (mp_backend_probe(MP_BACKEND_MEMPRESSURE, err) ||
@@ -195,11 +195,11 @@ static int open_kernel(struct mp_shrinker *sh, const struct mp_target *t,
 	sh->backend = MP_BACKEND_MEMPRESSURE;
 	snprintf(path, sizeof(path), "%s/mempressure.shrinker", sh->cg.dir);
 	sh->fd = open(path, O_RDWR | O_CLOEXEC |
-		      (h.version == MP_CG_V2 ? O_NONBLOCK : 0));
+		      (h->version == MP_CG_V2 ? O_NONBLOCK : 0));
 	if (sh->fd < 0)
 		return mp_errf(err, errno == ENOENT ? MP_EXIT_UNAVAILABLE : -1,
 			       errno, "cannot open '%s'", path);
-	if (h.version == MP_CG_V2) {
+	if (h->version == MP_CG_V2) {
 		sh->mode = MP_SHRINKER_KERNEL_V2;
 		n = snprintf(cmd, sizeof(cmd), "%" PRIu64, sh->chunk);
 		if (write(sh->fd, cmd, n) != n)
@@ -570,7 +570,7 @@ static int emul_start(struct mp_shrinker *sh, const char *what,
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot set up %s", what);
 	/* not for "/": it has no limit (ms.limited is false) */
-	if (sh->pol.high > 0 && sh->ucg.hier.version == MP_CG_V1 &&
+	if (sh->pol.high > 0 && sh->ucg.hier->version == MP_CG_V1 &&
 	    sh->ms.limited)
 		register_thresholds(sh);
 	sh->high_bytes = sh->pol.high > 0 ?
@@ -620,19 +620,24 @@ static int open_emulated(struct mp_shrinker *sh,
 	}
 	if (ret) {
 		const struct mp_cgroup *mcg = mp_target_cg(t, MP_ROLE_MEMORY);
-		struct mp_target host;
+		struct mp_target *host;
+		int e;
 
 		/*
 		 * PSI for a cgroup of the v1 memory hierarchy: the pressure
 		 * of the host, the usage and the limit of the memcg.
 		 */
 		if (scfg.backend != MP_BACKEND_PSI || t->own || !mcg ||
-		    mcg->hier.version != MP_CG_V1)
+		    mcg->hier->version != MP_CG_V1)
 			return -1;
 		sh->cg = *mcg;
-		mp_target_resolve("/", &host);
-		scfg.target = &host;
-		if (mp_source_open(&scfg, &sh->src, err))
+		host = mp_target_new("/");
+		if (!host)
+			return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "cgroup");
+		scfg.target = host;
+		e = mp_source_open(&scfg, &sh->src, err);
+		free(host);
+		if (e)
 			return -1;
 	} else {
 		sh->cg = *mp_source_cgroup(sh->src);
@@ -717,7 +722,7 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 		     struct mp_shrinker **out, struct mp_err *err)
 {
 	const struct mp_target *t = cfg->target;
-	struct mp_target own;
+	struct mp_target *own = NULL;
 	struct mp_shrinker *sh;
 	int ret;
 
@@ -733,8 +738,12 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 	sh->chunk = cfg->chunk_size;
 	sh->close_fds = true;
 	if (!t) {
-		mp_target_resolve(NULL, &own);
-		t = &own;
+		own = mp_target_new(NULL);
+		if (!own) {
+			mp_shrinker_close(sh);
+			return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "shrinker");
+		}
+		t = own;
 	}
 	if (mp_shrinker_wants_kernel(cfg)) {
 		ret = open_kernel(sh, t, err);
@@ -743,6 +752,7 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 	} else {
 		ret = open_emulated(sh, cfg, t, err);
 	}
+	free(own);
 	if (ret) {
 		mp_shrinker_close(sh);
 		return -1;

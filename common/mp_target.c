@@ -299,7 +299,7 @@ static int create_failed(struct mp_err *err, const struct mp_cgroup *parent,
 	int e = errno;
 	const char *sep = strcmp(parent->path, "/") ? "/" : "";
 
-	if (parent->hier.version != MP_CG_V2 &&
+	if (parent->hier->version != MP_CG_V2 &&
 	    (e == EACCES || e == EPERM || e == EROFS))
 		return mp_errf(err, -1, e,
 			       "cannot create cgroup '%s%s%s' (cgroup v1: only root, or a user given a directory of the hierarchy, can; --cgroup runs in an existing cgroup)",
@@ -357,6 +357,15 @@ int mp_target_resolve(const char *user, struct mp_target *t)
 	return 0;
 }
 
+struct mp_target *mp_target_new(const char *user)
+{
+	struct mp_target *t = calloc(1, sizeof(*t));
+
+	if (t)
+		mp_target_resolve(user, t);
+	return t;
+}
+
 int mp_target_get(const struct mp_target *t, enum mp_role role,
 		  const struct mp_cgroup **cg, struct mp_err *err)
 {
@@ -384,7 +393,7 @@ static int write_u64(const struct mp_cgroup *cg, const char *file,
 static int set_limits(const struct mp_cgroup *cg,
 		      const struct mp_target_spec *spec, struct mp_err *err)
 {
-	bool v1 = cg->hier.version == MP_CG_V1;
+	bool v1 = cg->hier->version == MP_CG_V1;
 
 	if (write_u64(cg, v1 ? "memory.limit_in_bytes" : "memory.max",
 		      spec->limit))
@@ -422,14 +431,14 @@ int mp_target_create(const struct mp_target *parent, const char *name,
 	cp = &child->role[MP_ROLE_MEMPRESSURE];
 	if (mp_target_get(parent, MP_ROLE_MEMORY, &pm, err))
 		return -1;
-	if (pm->hier.version == MP_CG_V2) {
+	if (pm->hier->version == MP_CG_V2) {
 		/* the limit needs memory in the parent's subtree */
 		if (v2_enable(pm, "memory"))
 			return mp_errf(err, -1, errno,
 				       "cannot enable the memory controller for the children of '%s'",
 				       pm->path);
 		if (spec && spec->mempressure &&
-		    v2_has_controller(&pm->hier, "mempressure"))
+		    v2_has_controller(pm->hier, "mempressure"))
 			v2_enable(pm, "mempressure");
 	}
 	if (mp_cg_create(pm, name, &cm->cg))
@@ -437,7 +446,7 @@ int mp_target_create(const struct mp_target *parent, const char *name,
 	cm->ok = cm->created = true;
 	if (spec && set_limits(&cm->cg, spec, err))
 		goto fail;
-	if (pm->hier.version == MP_CG_V2)
+	if (pm->hier->version == MP_CG_V2)
 		child->role[MP_ROLE_UNIFIED] = (struct mp_target_cg){
 			.ok = true, .cg = cm->cg };
 	else
@@ -449,7 +458,7 @@ int mp_target_create(const struct mp_target *parent, const char *name,
 			"no mempressure cgroup was made for '%s'", cm->cg.path);
 		return 0;
 	}
-	if (!strcmp(pp->hier.mnt, pm->hier.mnt)) {
+	if (!strcmp(pp->hier->mnt, pm->hier->mnt)) {
 		cp->ok = true;
 		cp->cg = cm->cg;
 		return 0;
@@ -681,7 +690,7 @@ static int v2_delegated(struct mp_parent *p, const char *kind, bool own,
 	if (e == EROFS)
 		return mp_errf(err, MP_EXIT_NOPERM, 0,
 			       "the cgroup file system '%s' is read-only here: give the container a writable, delegated cgroup2 (its own cgroup namespace), or name a writable cgroup",
-			       cg->hier.mnt);
+			       cg->hier->mnt);
 	if (e)
 		return mp_errf(err, MP_EXIT_NOPERM, 0,
 			       "cgroup '%s' is not delegated to you: run mpctl in a systemd service or scope with Delegate=yes (systemd-run --user --scope -p Delegate=yes mpctl ...), or name a delegated cgroup",
@@ -739,7 +748,7 @@ int mp_parent_acquire(const char *user, const char *kind,
 	if (mp_target_get(&p->t, MP_ROLE_MEMORY, &mem, err))
 		return -1;
 	/* the real root has no cgroup.type; a namespace's root has one */
-	if (mem->hier.version == MP_CG_V1 ||
+	if (mem->hier->version == MP_CG_V1 ||
 	    !mp_cg_has_file(mem, "cgroup.type"))
 		return 0;
 	if (v2_delegated(p, kind, !user, err)) {

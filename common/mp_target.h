@@ -76,6 +76,11 @@ struct mp_target {
  * its own result. Returns 0.
  */
 int mp_target_resolve(const char *user, struct mp_target *t);
+/*
+ * The same on the heap (a target is ~28 KB: not for a stack frame); free()
+ * it. NULL with errno ENOMEM.
+ */
+struct mp_target *mp_target_new(const char *user);
 
 /*
  * The role's cgroup, or -1 with the error that role got (69 when the

@@ -72,12 +72,12 @@ int stress_cgroups_setup(struct stress_cgroups *c,
 				return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 					       NO_MEMORY_CGROUP);
 		}
-		c->cg = *mem;
-		snprintf(path, sizeof(path), "%s/cgroup.procs", c->cg.dir);
+		c->cg = mem;
+		snprintf(path, sizeof(path), "%s/cgroup.procs", c->cg->dir);
 		if (access(path, W_OK))
 			return mp_errf(err, -1, errno,
 				       "cannot write to cgroup '%s'",
-				       c->cg.path);
+				       c->cg->path);
 	} else {
 		if (mp_parent_acquire(cfg->parent, "stress", &c->parent, err))
 			return -1;
@@ -87,7 +87,7 @@ int stress_cgroups_setup(struct stress_cgroups *c,
 		if (mp_target_create(&c->parent.t, name, &spec, &c->tgt, err))
 			return -1;
 		c->created = true;
-		c->cg = *mp_target_cg(&c->tgt, MP_ROLE_MEMORY);
+		c->cg = mp_target_cg(&c->tgt, MP_ROLE_MEMORY);
 	}
 	c->engine_cg = c->cg;
 	c->hog_cg = c->cg;
@@ -98,15 +98,14 @@ int stress_cgroups_setup(struct stress_cgroups *c,
 		    mp_target_create(&c->tgt, "hog", NULL, &c->hog_t, err))
 			return -1;
 		c->engine_created = c->hog_created = true;
-		c->engine_cg = *mp_target_cg(&c->engine_t, MP_ROLE_MEMORY);
-		c->hog_cg = *mp_target_cg(&c->hog_t, MP_ROLE_MEMORY);
+		c->engine_cg = mp_target_cg(&c->engine_t, MP_ROLE_MEMORY);
+		c->hog_cg = mp_target_cg(&c->hog_t, MP_ROLE_MEMORY);
 	}
 	/* a patched kernel's mempressure cgroup, if mounted apart */
 	if (spec.mempressure) {
 		if (mp_target_get(&c->tgt, MP_ROLE_MEMPRESSURE, &mem, err))
 			return -1;
-		c->mp_cg = *mem;
-		c->have_mp_cg = true;
+		c->mp_cg = mem;
 	}
 	return 0;
 }
@@ -175,9 +174,9 @@ static int start_engine(struct run *r, struct mp_err *err)
 	if ((r->sh && mp_shrinker_pass(r->sh, c, err)) ||
 	    mp_child_keep(c, r->shm_fd, err) ||
 	    mp_child_keep(c, r->usage_fd, err) ||
-	    mp_child_join(c, r->c.engine_cg.dir, err) ||
-	    (r->c.have_mp_cg && strcmp(r->c.mp_cg.dir, r->c.cg.dir) &&
-	     mp_child_join(c, r->c.mp_cg.dir, err)))
+	    mp_child_join(c, r->c.engine_cg->dir, err) ||
+	    (r->c.mp_cg && strcmp(r->c.mp_cg->dir, r->c.cg->dir) &&
+	     mp_child_join(c, r->c.mp_cg->dir, err)))
 		return -1;
 	snprintf(num[0], sizeof(num[0]), "%d", r->shm_fd);
 	snprintf(num[1], sizeof(num[1]), "%" PRIu64, cfg->chunk);
@@ -367,7 +366,7 @@ static int start_hog(struct run *r, struct mp_err *err)
 	c->pgroup = true;
 	c->pdeathsig = SIGKILL;
 	if (mp_child_keep(c, r->hog.yaml_fd, err) ||
-	    mp_child_join(c, r->c.hog_cg.dir, err) ||
+	    mp_child_join(c, r->c.hog_cg->dir, err) ||
 	    mp_child_start(c, err))
 		goto out;
 	/* what ran, kept for the result */
@@ -409,7 +408,7 @@ static void hog_results(struct run *r)
 		close(r->hog.yaml_fd);
 	r->hog.yaml_fd = -1;
 	if (r->c.hog_created)
-		mp_cg_oom_kills(&r->c.hog_cg, &res->hog_oom_kills);
+		mp_cg_oom_kills(r->c.hog_cg, &res->hog_oom_kills);
 }
 
 static uint64_t total_events(const struct run *r)
@@ -576,14 +575,15 @@ static void run_loop(struct run *r)
 static void pressure_totals(struct run *r, bool start)
 {
 	struct stress_result *res = r->res;
-	const struct mp_cgroup *cg = &r->c.cg;
+	const struct mp_cgroup *cg = r->c.cg;
 	char path[PATH_MAX + 32], buf[512], *p;
 	uint64_t v[2] = { 0, 0 };
 	const char *src = "cgroup";
 	int i;
 
-	snprintf(path, sizeof(path), "%s/memory.pressure", cg->dir);
-	if (!cg->dir[0] || cg->hier.version == MP_CG_V1 ||
+	if (cg)
+		snprintf(path, sizeof(path), "%s/memory.pressure", cg->dir);
+	if (!cg || cg->hier->version == MP_CG_V1 ||
 	    mp_read_file(path, buf, sizeof(buf)) < 0) {
 		src = "host";
 		if (mp_read_file(mp_syspath(path, sizeof(path),
@@ -608,7 +608,7 @@ static void pressure_totals(struct run *r, bool start)
 static void finish(struct run *r)
 {
 	struct stress_result *res = r->res;
-	const struct mp_cgroup *cg = &r->c.cg;
+	const struct mp_cgroup *cg = r->c.cg;
 	uint64_t v = 0;
 
 	/* stop the engine, then the hog; wait for both */
@@ -617,13 +617,12 @@ static void finish(struct run *r)
 	res->end_ns = now_ns();
 	take_sample(r, res->end_ns);
 	if (r->c.created &&
-	    !mp_cg_read_u64(cg, cg->hier.version == MP_CG_V1 ?
+	    !mp_cg_read_u64(cg, cg->hier->version == MP_CG_V1 ?
 			    "memory.max_usage_in_bytes" : "memory.peak", &v) &&
 	    v > res->peak)
 		res->peak = v;
 	v = 0;
-	if (cg->dir[0] &&
-	    !mp_cg_oom_kills(r->c.engine_created ? &r->c.engine_cg : cg, &v))
+	if (cg && !mp_cg_oom_kills(r->c.engine_cg, &v))
 		res->oom_kills = v > r->oom_base ? v - r->oom_base : 0;
 	if (r->hog.c.pid > 0)
 		hog_results(r);
@@ -768,11 +767,11 @@ static int prepare(struct run *r, struct mp_err *err)
 	res->high_bytes = mp_emul_high_mark(&scfg.policy, cfg->limit);
 	if (stress_cgroups_setup(&r->c, cfg, res->high_bytes, err))
 		return -1;
-	snprintf(res->cgroup, sizeof(res->cgroup), "%s", r->c.cg.path);
+	snprintf(res->cgroup, sizeof(res->cgroup), "%s", r->c.cg->path);
 	res->transient = r->c.created;
 	scfg.target = &r->c.tgt;
 	/* kernel shrinker: the usage early warning beside it, unless told */
-	scfg.assist = !cfg->no_assist && r->c.cg.dir[0];
+	scfg.assist = !cfg->no_assist;
 	if (cfg->strategy == STRESS_STRATEGY_PSI)
 		scfg.emulate = true;
 	if (stress_strategy_kernel(cfg->strategy))
@@ -796,15 +795,15 @@ static int prepare(struct run *r, struct mp_err *err)
 			return -1;
 	}
 	r->have_ms = true;
-	if (mp_memstat_open(&r->ms, r->c.cg.dir[0] ? &r->c.cg : NULL))
+	if (mp_memstat_open(&r->ms, r->c.cg))
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot read the memory usage of '%s'",
-			       r->c.cg.path);
+			       r->c.cg->path);
 	/* the root, or any cgroup without a limit: the whole host */
 	if (!r->c.created && !r->ms.limited && !cfg->force)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "cgroup '%s' has no memory limit: the run would pressure the whole host (--force to do so)",
-			       r->c.cg.path[0] ? r->c.cg.path : "/");
+			       r->c.cg->path[0] ? r->c.cg->path : "/");
 	res->limit = r->c.created ? cfg->limit : r->ms.limit;
 	/*
 	 * Emulated: the allocators pause above the high mark (engine.c), the
@@ -822,7 +821,7 @@ static int prepare(struct run *r, struct mp_err *err)
 	if (cfg->chunk > res->limit)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "chunk size %" PRIu64 " is larger than the limit %" PRIu64 " of cgroup '%s'",
-			       cfg->chunk, res->limit, r->c.cg.path);
+			       cfg->chunk, res->limit, r->c.cg->path);
 	r->footprint = (uint64_t)(cfg->overcommit * (double)cfg->limit /
 				  (double)cfg->chunk);
 	if (!r->footprint)
@@ -832,8 +831,7 @@ static int prepare(struct run *r, struct mp_err *err)
 		res->swap_start = mi.swap_total - mi.swap_free;
 		res->swap_peak = res->swap_start;
 	}
-	if (r->c.cg.dir[0])
-		mp_cg_oom_kills(&r->c.cg, &r->oom_base);
+	mp_cg_oom_kills(r->c.cg, &r->oom_base);
 	if (r->c.engine_created)
 		r->oom_base = 0;
 	pressure_totals(r, true);

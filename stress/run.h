@@ -91,9 +91,9 @@ struct stress_run_cfg {
 struct stress_cgroups {
 	struct mp_parent parent;	/* where tgt was created */
 	struct mp_target tgt, engine_t, hog_t;
-	struct mp_cgroup cg, engine_cg, hog_cg, mp_cg;
+	/* into the targets: memory cgroups of the run, engine, hog; NULL mp_cg: none apart */
+	const struct mp_cgroup *cg, *engine_cg, *hog_cg, *mp_cg;
 	bool created, engine_created, hog_created;
-	bool have_mp_cg;
 };
 
 struct stress_result {

@@ -356,7 +356,7 @@ static int listen_cgroup(const struct suite *su, struct mp_target *t,
 	if (mp_target_create(&su->par->t, name, &spec, t, err))
 		return -1;
 	mem = mp_target_cg(t, MP_ROLE_MEMORY);
-	*backend = mem->hier.version == MP_CG_V1 ? MP_BACKEND_MEMCG :
+	*backend = mem->hier->version == MP_CG_V1 ? MP_BACKEND_MEMCG :
 		   MP_BACKEND_PSI;
 	return 0;
 }
@@ -472,7 +472,7 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 	struct stress_args sa;
 	enum mp_backend be = MP_BACKEND_MEMCG;
 	const struct mp_cgroup *cg;
-	struct mp_target lt;
+	struct mp_target *lt = calloc(1, sizeof(*lt));
 	uint64_t start, deadline, t;
 	struct mp_child lc, sc;
 	int lfd, lerr, sfd, lstatus, sstatus, ret = 0;
@@ -481,9 +481,13 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 	bool lopen = true, eopen = true, sopen = true, passed = false;
 	json_t *stress = NULL, *doc;
 
-	if (listen_cgroup(su, &lt, &be, err))
+	if (!lt)
+		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "listen");
+	if (listen_cgroup(su, lt, &be, err)) {
+		free(lt);
 		return -1;
-	cg = mp_target_cg(&lt, MP_ROLE_MEMORY);
+	}
+	cg = mp_target_cg(lt, MP_ROLE_MEMORY);
 	largv[5] = (char *)mp_backend_name(be);
 	largv[7] = (char *)cg->dir;
 	if (spawn_self(&lc, largv, true, "mpctl listen", err)) {
@@ -602,13 +606,14 @@ out_err:
 	mp_child_release(&lc);
 	free(eb.data);
 out_cg:
-	if (mp_target_remove(&lt, 5000) && !ret) {
+	if (mp_target_remove(lt, 5000) && !ret) {
 		struct mp_err left;
 
 		mp_errf(&left, MP_EXIT_FAILURE, errno,
 			"cannot remove cgroup '%s'", cg->dir);
 		warn(su, &left);
 	}
+	free(lt);
 	return ret;
 }
 
@@ -914,21 +919,27 @@ json_t *report_suite_run(const struct report_suite_cfg *cfg, bool *failed,
 			 struct mp_err *err)
 {
 	struct suite su = { .cfg = cfg };
-	struct mp_parent par;
-	json_t *doc;
+	struct mp_parent *par = calloc(1, sizeof(*par));
+	json_t *doc = NULL;
 
+	if (!par) {
+		mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "report");
+		return NULL;
+	}
 	catch_signals();
 	/* without a memory cgroup the scenarios say so, one by one */
-	if (mp_parent_acquire(cfg->parent, "report", &par, err)) {
+	if (mp_parent_acquire(cfg->parent, "report", par, err)) {
 		if (err->status != MP_EXIT_UNAVAILABLE)
-			return NULL;
+			goto out;
 	} else {
-		su.par = &par;
+		su.par = par;
 	}
 	doc = run_suite(&su);
 	if (su.par)
 		mp_parent_release(su.par);
 	*failed = su.failed;
+out:
+	free(par);
 	return doc;
 }
 
