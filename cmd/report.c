@@ -66,7 +66,8 @@ static const struct argp_option options[] = {
 	{ "scenario", 's', "NAME", 0,
 	  "run only NAME (repeatable; see --list)", 0 },
 	{ "limit", 'L', "SIZE", 0,
-	  "memory limit of each run's cgroup (default 128M)", 0 },
+	  "memory limit of each run's cgroup, e.g. 1G or 10% of RAM "
+	  "(default 128M)", 0 },
 	{ "stress-arg", OPT_STRESS_ARG, "ARG", 0,
 	  "pass ARG to every mpctl stress run (repeatable; for experiments, "
 	  "see mpctl-report(1))", 0 },
@@ -102,8 +103,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct report_opts *o = state->input;
 	struct report_suite_cfg *cfg = &o->suite;
-	uint64_t v;
-	char *end;
 	const char *name;
 	size_t i;
 
@@ -115,17 +114,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->json = o->pretty = true;
 		break;
 	case 'o':
-		if (!*arg)
-			cmd_argerr(state, "empty file name for --output");
-		o->output = arg;
+		o->output = cmd_arg_str(state, key, arg);
 		break;
 	case 'd':
-		cfg->duration_ns = cmd_arg_duration(state, arg);
+		cfg->duration_ns = cmd_arg_duration(state, key, arg, 0);
 		break;
 	case 'r':
-		if (mp_parse_long(arg, 1, 100, &cfg->repeat))
-			cmd_argerr(state, "invalid repeat count '%s': must be "
-				   "1 to 100", arg);
+		cfg->repeat = cmd_arg_long(state, key, arg, 1, 100);
 		break;
 	case 's':
 		for (i = 0; (name = report_suite_scenario(i, NULL)); i++)
@@ -139,10 +134,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		cfg->scenarios[cfg->nr_scenarios++] = arg;
 		break;
 	case 'L':
-		if (mp_parse_size(arg, &v) || v < 16 << 20)
-			cmd_argerr(state, "invalid limit '%s': at least 16M",
-				   arg);
-		cfg->limit = v;
+		cfg->limit = cmd_arg_size(state, key, arg, 16ULL << 20,
+					  cmd_host_ram());
 		break;
 	case OPT_PARENT:
 		cfg->parent = arg;
@@ -159,20 +152,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->compare = true;
 		break;
 	case OPT_THRESHOLD:
-		errno = 0;
-		o->threshold = strtod(arg, &end);
-		if (errno || end == arg || *end || !isfinite(o->threshold) ||
-		    o->threshold < 0)
-			cmd_argerr(state, "invalid threshold '%s': a "
-				   "percentage of 0 or more", arg);
+		/* percent either way: "5" or "5%" */
+		o->threshold = cmd_arg_frac(state, key, arg, 0, INFINITY, 0);
+		if (strchr(arg, '%'))
+			o->threshold *= 100;
 		break;
 	case OPT_ALPHA:
-		errno = 0;
-		o->alpha = strtod(arg, &end);
-		if (errno || end == arg || *end || !(o->alpha > 0) ||
-		    !(o->alpha < 1))
-			cmd_argerr(state, "invalid alpha '%s': a probability "
-				   "between 0 and 1", arg);
+		o->alpha = cmd_arg_frac(state, key, arg, 0, 1,
+					CMD_FRAC_ABOVE | CMD_FRAC_BELOW);
 		break;
 	case OPT_ALLOW_EMPTY:
 		o->allow_empty = true;
@@ -184,17 +171,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->force = true;
 		break;
 	case OPT_SVG:
-		if (!*arg)
-			cmd_argerr(state, "empty file name for --svg");
-		o->svg = arg;
+		o->svg = cmd_arg_str(state, key, arg);
 		break;
 	case OPT_HTML:
-		if (!*arg)
-			cmd_argerr(state, "empty file name for --html");
-		o->html = arg;
+		o->html = cmd_arg_str(state, key, arg);
 		break;
 	case 'i':
-		o->input = arg;
+		o->input = cmd_arg_str(state, key, arg);
 		break;
 	case ARGP_KEY_ARG:
 		if (!o->compare || o->nr_args == 2)
