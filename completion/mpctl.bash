@@ -27,6 +27,39 @@ _mpctl_cgroups() {
 	find "$root" -mindepth 1 -maxdepth 3 -type d -printf '/%P\n' 2>/dev/null
 }
 
+# the mount points of the memory hierarchies: v1 memory and cgroup2
+_mpctl_cgroup_mounts() {
+	awk '($0 ~ / - cgroup / && $NF ~ /(^|,)memory(,|$)/) ||
+	     $0 ~ / - cgroup2 / { print $5 }' /proc/self/mountinfo 2>/dev/null
+}
+
+# --cgroup's word: a path in the hierarchy (/a/b), or a cgroupfs path
+# (/sys/fs/cgroup/memory/a/), completed a directory at a time
+_mpctl_cgroup_paths() {
+	local cur=$1 mnt d
+	local -a mounts
+	COMPREPLY=()
+	mapfile -t mounts < <(_mpctl_cgroup_mounts)
+	for mnt in "${mounts[@]}"; do
+		case $cur in
+		"$mnt"/*)
+			while IFS= read -r d; do
+				COMPREPLY+=("$d/")
+			done < <(compgen -d -- "$cur")
+			compopt -o nospace -o filenames 2>/dev/null
+			return ;;
+		esac
+	done
+	for mnt in "${mounts[@]}"; do
+		[[ $mnt/ == "$cur"* && -n $cur && ${#cur} -gt 1 ]] &&
+			COMPREPLY+=("$mnt/")
+	done
+	[ ${#COMPREPLY[@]} -gt 0 ] && compopt -o nospace 2>/dev/null
+	while IFS= read -r d; do
+		COMPREPLY+=("$d")
+	done < <(compgen -W "$(_mpctl_cgroups)" -- "$cur")
+}
+
 _mpctl_values() {
 	case $1 in
 	--level|-l) echo "low medium critical oom" ;;
@@ -84,7 +117,7 @@ _mpctl() {
 	fi
 	case $prev in
 	--cgroup|-c|--parent)
-		mapfile -t COMPREPLY < <(compgen -W "$(_mpctl_cgroups)" -- "$cur")
+		_mpctl_cgroup_paths "$cur"
 		return ;;
 	--sysroot)
 		compopt -o filenames 2>/dev/null
