@@ -881,3 +881,22 @@ run_cg() {
 	[[ $stderr == *"(cgroup v1: only root, or a user given a directory of the hierarchy, can; --cgroup runs in an existing cgroup): Permission denied" ]]
 	[[ $stderr != *"//"* ]]
 }
+
+@test "stress: -o means what it means in report: the document instead of stdout, indented only with -p; -q and -v" {
+	requires root memcg jq
+	local f=$BATS_TEST_TMPDIR/o.json
+	# -q: nothing on stdout or stderr, the file compact (one line)
+	mpctl stress --duration 1s --threads 1 -q -o "$f"
+	assert_success
+	assert_output ""
+	[ "$(wc -l <"$f")" -eq 1 ]
+	jq -e '.schema.name == "mpctl-stress"' "$f"
+	# -p -o: the document indented in the file, none on stdout; -v: one
+	# line on stderr with the set-up and the exit reason
+	mpctl stress --duration 1s --threads 1 -p -o "$f" -v
+	assert_success
+	assert_output --regexp "^mpctl stress: backend [a-z-]+, shrinker [a-z]+, cgroup '.+', ended by duration$"
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$(wc -l <"$f")" -gt 10 ]
+	jq -e '.exit_reason == "duration"' "$f"
+}

@@ -25,6 +25,8 @@
 struct report_opts {
 	bool json;
 	bool pretty;
+	bool quiet;		/* -q: errors only */
+	bool verbose;		/* -v: progress even with JSON on stdout */
 	const char *output;
 	const char *input;
 	const char *svg;
@@ -96,6 +98,11 @@ static const struct argp_option options[] = {
 	  "write an HTML page with the tables and the SVG to FILE", 0 },
 	{ "input", 'i', "FILE", 0,
 	  "use a recorded report instead of running the suite", 0 },
+	{ "quiet", 'q', NULL, 0,
+	  "print nothing but errors (no tables, progress or JSON on stdout; "
+	  "the files are still written)", 0 },
+	{ "verbose", 'v', NULL, 0,
+	  "say on stderr which scenario runs, also with JSON on stdout", 0 },
 	{ 0 }
 };
 
@@ -178,6 +185,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'i':
 		o->input = cmd_arg_str(state, key, arg);
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case 'v':
+		o->verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (!o->compare || o->nr_args == 2)
@@ -727,9 +740,9 @@ static int do_compare(const struct report_opts *o)
 	json_decref(cur);
 	if (!cmp)
 		return cmd_fail(&err);
-	if (o->json)
+	if (o->json && !o->quiet)
 		mp_json_emit(stdout, cmp, o->pretty);
-	else
+	else if (!o->quiet)
 		print_compare(cmp);
 	ret = compare_status(o, cmp);
 	json_decref(cmp);
@@ -751,7 +764,7 @@ static void on_starting(const char *scenario, void *arg)
 	const struct report_opts *o = arg;
 	char dur[32];
 
-	if (!o->json || o->output)
+	if (o->verbose || (!o->quiet && (!o->json || o->output)))
 		cmd_error("running scenario '%s' (%lld x %s)", scenario,
 			  o->suite.repeat,
 			  mp_fmt_duration(o->suite.duration_ns, dur,
@@ -837,10 +850,10 @@ int cmd_report(int argc, char **argv)
 			  sigabbrev_np(sig));
 	ret = files_write(files, 3, doc, o.pretty);
 	if (!ret) {
-		if (o.json && !o.output)
+		if (o.json && !o.output && !o.quiet)
 			ret = mp_json_emit(stdout, doc, o.pretty) ?
 			      MP_EXIT_FAILURE : 0;
-		else if (!o.json)
+		else if (!o.json && !o.quiet)
 			print_tables(doc);
 	}
 	/* a report in which nothing ran measured nothing: not a success */

@@ -34,6 +34,8 @@ struct stress_opts {
 	bool json;
 	bool pretty;
 	const char *output;
+	bool quiet;		/* -q: errors only */
+	bool verbose;		/* -v: the run's set-up on stderr */
 	bool progress_shown;	/* a progress line to clear on stderr */
 	const char *chunk_arg;	/* --chunk as given */
 };
@@ -122,7 +124,15 @@ static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "print one JSON document instead of the summary",
 	  0 },
 	{ "pretty", 'p', NULL, 0, "indent the JSON (implies --json)", 0 },
-	{ "output", 'o', "FILE", 0, "also write the JSON document to FILE", 0 },
+	{ "output", 'o', "FILE", 0,
+	  "write the JSON document to FILE instead of stdout (indented "
+	  "with --pretty); the summary stays on stdout without --json", 0 },
+	{ "quiet", 'q', NULL, 0,
+	  "print nothing but errors (no summary, progress or JSON on stdout; "
+	  "--output is still written)", 0 },
+	{ "verbose", 'v', NULL, 0,
+	  "say on stderr how the run was set up (backend, shrinker, cgroup) "
+	  "and why it ended", 0 },
 	{ "target", OPT_TARGET, "FRAC", 0,
 	  "emulation: bring usage back under FRAC of the limit (0.85)", 0 },
 	{ "high", OPT_HIGH, "FRAC", 0,
@@ -248,6 +258,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'o':
 		so->output = cmd_arg_str(state, key, arg);
+		break;
+	case 'q':
+		so->quiet = true;
+		break;
+	case 'v':
+		so->verbose = true;
 		break;
 	case OPT_TARGET:
 		o->target = cmd_arg_frac(state, key, arg, 0, 0.99,
@@ -671,8 +687,8 @@ static bool progress_wanted(void)
 }
 
 /*
- * The document to --output, then to stdout (--json): a closed pipe on
- * stdout ("| true") does not lose the file. -2: already told; -1: stdout
+ * The document to --output (indented with --pretty), or else to stdout
+ * (--json, not --quiet), as report does. -2: already told; -1: stdout
  * failed (errno).
  */
 static int write_output(const struct stress_opts *so, struct mp_output *out,
@@ -682,19 +698,20 @@ static int write_output(const struct stress_opts *so, struct mp_output *out,
 	FILE *f;
 
 	if (!*have_out)
-		return so->json && mp_json_emit(stdout, doc, so->pretty) ? -1 : 0;
+		return so->json && !so->quiet &&
+		       mp_json_emit(stdout, doc, so->pretty) ? -1 : 0;
 	*have_out = false;
 	f = mp_output_stream(out, &err);
 	if (!f)
 		goto err_abort;
-	if (mp_json_emit(f, doc, true)) {
+	if (mp_json_emit(f, doc, so->pretty)) {
 		mp_errf(&err, MP_EXIT_FAILURE, errno ? errno : EIO,
 			"cannot write '%s'", so->output);
 		goto err_abort;
 	}
 	if (mp_output_commit(out, &err))
 		goto err;
-	return so->json && mp_json_emit(stdout, doc, so->pretty) ? -1 : 0;
+	return 0;
 err_abort:
 	mp_output_abort(out);
 err:
@@ -727,7 +744,7 @@ static int stress(struct stress_opts *so)
 			return cmd_fail(&err);
 		have_out = true;
 	}
-	if (progress_wanted()) {
+	if (!so->quiet && progress_wanted()) {
 		o->progress = progress;
 		o->progress_arg = so;
 	}
@@ -740,7 +757,12 @@ static int stress(struct stress_opts *so)
 	}
 	s = &res.engine;
 	doc = result_json(o, &res);
-	if (!so->json)
+	if (so->verbose)
+		cmd_error("backend %s, shrinker %s, cgroup '%s', ended by %s",
+			  res.mode ? mp_backend_name(res.backend) : "-",
+			  res.mode ? mp_shrinker_mode_name(res.mode) : "none",
+			  res.cgroup, res.reason);
+	if (!so->json && !so->quiet)
 		print_summary(o, &res);
 	if (!doc)
 		cmd_error("cannot build the JSON document: %s",
