@@ -149,3 +149,26 @@ complete_words() {
 		assert_output --regexp '^/( |$)'
 	fi
 }
+
+@test "docs: completion of --cgroup walks cgroupfs paths under the mounts, a directory at a time" {
+	requires root memcg
+	local cg root
+	source "$ROOT/completion/mpctl.bash"
+	cg=$(make_memcg comp)
+	mkdir "$cg/inner"
+	MP_CGROUPS=("$cg/inner" "$cg")
+	root=${cg%/*}
+	# the mount point from a prefix of it
+	run complete_words mpctl stress -c "${root%/*}/"
+	assert_output --partial "$root/"
+	# its directories, with a slash and no space, one level at a time
+	run complete_words mpctl listen --cgroup "$cg"
+	assert_output "$cg/"
+	run complete_words mpctl info -c "$cg/"
+	assert_output "$cg/inner/"
+	run complete_words mpctl stress --parent "$cg/in"
+	assert_output "$cg/inner/"
+	# hierarchy paths as before
+	run complete_words mpctl stress -c "/${cg##*/}"
+	assert_output --partial "/${cg##*/}/inner"
+}

@@ -253,18 +253,24 @@ hog() {
 	for n in 0 -1 99999999999999999999 3x ''; do
 		mpctl listen --count "$n"
 		assert_failure 64
-		assert_line --index 0 "mpctl listen: invalid count '$n': $( \
+		assert_line --index 0 "mpctl listen: invalid --count '$n': $( \
 			case $n in 0|-1|9*) echo 'must be 1 to 2147483647' ;; \
 			*) echo 'not a number' ;; esac)"
 	done
 }
 
 @test "listen: malformed durations are refused" {
-	for t in 10x -1s 1e3 '' 0 0x10 nan 400d; do
+	for t in 10x -1s 1e3 '' 0x10 nan 1m30 '1 2' 5S; do
 		mpctl listen --timeout "$t"
 		assert_failure 64
-		assert_line --index 0 "mpctl listen: invalid duration '$t'"
+		assert_line --index 0 "mpctl listen: invalid --timeout '$t': not a duration (e.g. 500ms, 30s, 1m30s, 1d, infinity)"
 	done
+	mpctl listen --timeout 0
+	assert_failure 64
+	assert_line --index 0 "mpctl listen: invalid --timeout '0': must be above 0 (infinity: no end)"
+	mpctl listen --timeout 400d
+	assert_failure 64
+	assert_line --index 0 "mpctl listen: invalid --timeout '400d': at most a year (or infinity)"
 }
 
 @test "listen: stray arguments and unknown options are usage errors" {

@@ -192,3 +192,85 @@ load helpers
 	mpctl info extra
 	assert_failure 64
 }
+
+@test "numbers: one grammar for every option; a bad value is one line naming the option, 64" {
+	# hex, exponents, signs, blanks, inf/nan: refused by sizes, fractions,
+	# counts and durations alike (--overcommit took 0x10 and 1e1)
+	for v in 0x10 1e1 +1 ' 1' inf nan 1,5 ''; do
+		for o in --overcommit --limit --threads --duration --target; do
+			mpctl stress "$o" "$v"
+			assert_failure 64
+			assert_line --index 0 --partial "mpctl stress: invalid $o '$v': "
+			assert_line --index 1 "Try 'mpctl stress --help' for more information."
+			[ "${#lines[@]}" -eq 2 ]
+		done
+		mpctl report --alpha "$v"
+		assert_failure 64
+		assert_line --index 0 --partial "mpctl report: invalid --alpha '$v': "
+		mpctl register --chunks "$v"
+		assert_failure 64
+		assert_line --index 0 --partial "mpctl register: invalid --chunks '$v': "
+	done
+	mpctl stress --hog ''
+	assert_line --index 0 "mpctl stress: invalid --hog '': must not be empty"
+	mpctl info --cgroup ''
+	assert_failure 64
+	assert_line --index 0 "mpctl info: invalid --cgroup '': must not be empty"
+	mpctl stress --limit 101% -d 1s
+	assert_failure 64
+	assert_line --index 0 "mpctl stress: invalid --limit '101%': too large"
+	mpctl register --chunk 10% -- true
+	assert_failure 64
+	assert_line --index 0 "mpctl register: invalid --chunk '10%': a percentage has no meaning here"
+	mpctl stress --chunk 10% --cgroup / -d 1s
+	assert_failure 64
+	assert_line --index 0 --partial "invalid --chunk '10%': a percentage of --limit"
+}
+
+@test "numbers: systemd.time(7) durations; infinity where a run may have no end" {
+	# taken: a later error proves the duration parsed
+	for t in 1m30s '2h 30min' 1d 1w 1.5s 500ms 90 1y 2M; do
+		mpctl stress --duration "$t" extra
+		assert_failure 64
+		assert_line --index 0 "mpctl stress: unexpected argument 'extra'"
+	done
+	mpctl listen --timeout infinity extra
+	assert_failure 64
+	assert_line --index 0 "mpctl listen: unexpected argument 'extra'"
+	mpctl add 1 --timeout infinity
+	assert_failure 64
+	assert_line --index 0 "mpctl add: --timeout and --json go with --wait"
+	mpctl register --chunk 1M --timeout infinity -- true
+	assert_failure 64
+	assert_line --index 0 --partial "are for the monitor"
+	# a run, a miss cost and a report's runs must end
+	for a in "stress --duration" "stress --miss-cost" "report --duration"; do
+		mpctl $a infinity
+		assert_failure 64
+		assert_line --index 0 "mpctl ${a% *}: invalid ${a#* } 'infinity': must end (infinity has no meaning here)"
+	done
+	mpctl stress --duration 1m30
+	assert_failure 64
+	assert_line --index 0 --partial "not a duration"
+}
+
+@test "numbers: sizes as stress-ng and systemd write them, N% of the host's RAM and of the limit" {
+	requires root memcg jq
+	local total page
+	total=$(( $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024 ))
+	page=$(getconf PAGESIZE)
+	# 1% of RAM, 1% of that a chunk, an overcommit of 150%
+	mpctl stress --limit 1% --chunk 1% --overcommit 150% --threads 1 \
+		--duration 1s --json
+	assert_success
+	jq -e --argjson t "$total" --argjson p "$page" '
+		.parameters.limit_bytes == (($t / 100) | round) and
+		.parameters.chunk_size_bytes ==
+			((.parameters.limit_bytes / 100 / $p | floor) * $p) and
+		.parameters.overcommit == 1.5' <<<"$output"
+	for s in 1.5G 64KiB 2gb 1t 1P 512k; do
+		mpctl stress --chunk "$s" --limit 1E extra
+		assert_failure 64
+		assert_line --index 0 "mpctl stress: unexpected argument 'extra'"
+	done
+}

@@ -28,7 +28,7 @@ setup() {
 	[ "$status" -eq 64 ]
 	mpctl register --chunk lots -- true
 	[ "$status" -eq 64 ]
-	assert_output --partial "invalid chunk size 'lots'"
+	assert_output --partial "mpctl register: invalid --chunk 'lots': not a size (e.g. 4096, 64K, 1.5G)"
 	mpctl register --chunk 1M --backend nope -- true
 	[ "$status" -eq 64 ]
 }

@@ -742,3 +742,21 @@ synth() {
 	assert_success
 	echo "$output" | jq -e '.scenarios[0].status == "skipped"'
 }
+
+@test "report: -q prints nothing but errors and still writes -o; -o follows -p" {
+	requires jq
+	local f=$BATS_TEST_TMPDIR/q.json
+	mpctl report --input "$FIX/report-base.json" -q -o "$f"
+	assert_success
+	assert_output ""
+	[ "$(wc -l <"$f")" -eq 1 ]
+	mpctl report --input "$FIX/report-base.json" -p -o "$f"
+	assert_success
+	assert_output ""
+	[ "$(wc -l <"$f")" -gt 10 ]
+	mpctl report -q --compare --allow-unsure "$FIX/report-base.json" "$FIX/report-same.json"
+	assert_output ""
+	mpctl report -q --compare --allow-unsure --force "$FIX/report-base.json" "$FIX/report-regressed.json"
+	assert_failure 1
+	assert_output ""
+}

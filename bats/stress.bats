@@ -174,25 +174,25 @@ stress_cgroups() {
 	before=$(stress_cgroups)
 	mpctl stress --chunk 0
 	[ "$status" -eq 64 ]
-	assert_line --index 0 "mpctl stress: invalid chunk size '0': must not be zero"
+	assert_line --index 0 "mpctl stress: invalid --chunk '0': must not be zero"
 	mpctl stress --chunk 512M --limit 256M
 	[ "$status" -eq 64 ]
 	assert_line --index 0 --partial "is larger than the limit"
 	mpctl stress --threads 0
 	[ "$status" -eq 64 ]
-	assert_line --index 0 "mpctl stress: invalid thread count '0': must be 1 to 1024"
+	assert_line --index 0 "mpctl stress: invalid --threads '0': must be 1 to 1024"
 	mpctl stress --threads 100000
 	[ "$status" -eq 64 ]
 	assert_line --index 0 --partial "must be 1 to 1024"
 	mpctl stress --limit 12Q
 	[ "$status" -eq 64 ]
-	assert_line --index 0 "mpctl stress: invalid limit '12Q'"
+	assert_line --index 0 "mpctl stress: invalid --limit '12Q': not a size (e.g. 4096, 64K, 1.5G, 50%)"
 	mpctl stress --chunk 1.5.M
 	[ "$status" -eq 64 ]
-	assert_line --index 0 "mpctl stress: invalid chunk size '1.5.M'"
+	assert_line --index 0 "mpctl stress: invalid --chunk '1.5.M': not a size (e.g. 4096, 64K, 1.5G)"
 	mpctl stress --duration 5x
 	[ "$status" -eq 64 ]
-	assert_line --index 0 "mpctl stress: invalid duration '5x'"
+	assert_line --index 0 "mpctl stress: invalid --duration '5x': not a duration (e.g. 500ms, 30s, 1m30s, 1d)"
 	mpctl stress --duration 0
 	[ "$status" -eq 64 ]
 	mpctl stress --limit 100T
@@ -202,7 +202,7 @@ stress_cgroups() {
 	[ "$status" -eq 64 ]
 	mpctl stress --until-freed 0
 	[ "$status" -eq 64 ]
-	assert_line --index 0 "mpctl stress: invalid chunk count '0': must be at least 1"
+	assert_line --index 0 "mpctl stress: invalid --until-freed '0': must be at least 1"
 	mpctl stress --hog ""
 	[ "$status" -eq 64 ]
 	mpctl stress extra
@@ -521,7 +521,7 @@ count_calls() {
 	[ "$status" -eq 64 ]
 	mpctl stress --strategy none --seed -1
 	[ "$status" -eq 64 ]
-	assert_line --index 0 --partial "invalid seed '-1'"
+	assert_line --index 0 "mpctl stress: invalid --seed '-1': must be at least 0"
 }
 
 @test "stress: --help names every option" {
@@ -732,7 +732,7 @@ run_cg() {
 	local bin
 	mpctl stress --chunk 6000
 	[ "$status" -eq 64 ]
-	assert_line --index 0 --partial "invalid chunk size '6000': not a multiple of the page size"
+	assert_line --index 0 --partial "invalid --chunk '6000': not a multiple of the page size"
 	mpctl stress --chunk 1001K
 	[ "$status" -eq 64 ]
 	bin=$(dirname "$MPCTL_BIN")/mempressure_test
@@ -747,7 +747,7 @@ run_cg() {
 	local dir
 	mpctl stress --limit 4M
 	[ "$status" -eq 64 ]
-	assert_line --index 0 "mpctl stress: limit '4M' is below 16M: the engine needs room"
+	assert_line --index 0 "mpctl stress: invalid --limit '4M': below 16.0 MiB"
 	memcg small 32M
 	mpctl stress --cgroup "$dir" --chunk 64M --duration 1s
 	[ "$status" -eq 64 ]
@@ -880,4 +880,23 @@ run_cg() {
 	[[ $stderr == "mpctl stress: cannot create cgroup '/mpctl-stress-"* ]]
 	[[ $stderr == *"(cgroup v1: only root, or a user given a directory of the hierarchy, can; --cgroup runs in an existing cgroup): Permission denied" ]]
 	[[ $stderr != *"//"* ]]
+}
+
+@test "stress: -o means what it means in report: the document instead of stdout, indented only with -p; -q and -v" {
+	requires root memcg jq
+	local f=$BATS_TEST_TMPDIR/o.json
+	# -q: nothing on stdout or stderr, the file compact (one line)
+	mpctl stress --duration 1s --threads 1 -q -o "$f"
+	assert_success
+	assert_output ""
+	[ "$(wc -l <"$f")" -eq 1 ]
+	jq -e '.schema.name == "mpctl-stress"' "$f"
+	# -p -o: the document indented in the file, none on stdout; -v: one
+	# line on stderr with the set-up and the exit reason
+	mpctl stress --duration 1s --threads 1 -p -o "$f" -v
+	assert_success
+	assert_output --regexp "^mpctl stress: backend [a-z-]+, shrinker [a-z]+, cgroup '.+', ended by duration$"
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$(wc -l <"$f")" -gt 10 ]
+	jq -e '.exit_reason == "duration"' "$f"
 }

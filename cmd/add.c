@@ -34,7 +34,8 @@ struct add_opts {
 	bool have_n;
 	long long n;
 	bool wait;
-	uint64_t timeout_ns;
+	uint64_t timeout_ns;	/* 0: none */
+	bool timeout_set;
 	bool json;
 };
 
@@ -57,7 +58,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->wait = true;
 		break;
 	case 't':
-		o->timeout_ns = cmd_arg_duration(state, arg);
+		o->timeout_ns = cmd_arg_duration(state, key, arg,
+						 CMD_DUR_INFINITY);
+		o->timeout_set = true;
 		break;
 	case 'j':
 		o->json = true;
@@ -74,7 +77,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!o->have_n && !o->wait)
 			cmd_argerr(state, "nothing to do: give N or --wait");
-		if (!o->wait && (o->timeout_ns || o->json))
+		if (!o->wait && (o->timeout_set || o->json))
 			cmd_argerr(state, "--timeout and --json go with "
 				   "--wait");
 		break;

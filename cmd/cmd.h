@@ -61,7 +61,36 @@ void cmd_argerr(const struct argp_state *state, const char *fmt, ...)
 struct mp_waiter;
 int cmd_wait(struct mp_waiter *w, int fd);
 
-/* a positive duration for an option, or a usage error (exits 64) */
-uint64_t cmd_arg_duration(struct argp_state *state, const char *arg);
+/*
+ * Typed option values (cmd/args.c): the value of option key parsed with
+ * mp_parse.h's grammar and checked, or one line naming the option
+ * ("invalid --limit '12Q': not a size ...") and exit 64.
+ */
+/* a size of at least min (and never 0); "N%" of whole, refused if 0 */
+uint64_t cmd_arg_size(struct argp_state *state, int key, const char *arg,
+		      uint64_t min, uint64_t whole);
+/* an integer in [min, max] */
+long long cmd_arg_long(struct argp_state *state, int key, const char *arg,
+		       long long min, long long max);
+/* a fraction ("0.85" or "85%") in [min, max]; the flags open either end */
+enum {
+	CMD_FRAC_ABOVE = 1 << 0,	/* > min */
+	CMD_FRAC_BELOW = 1 << 1,	/* < max */
+};
+double cmd_arg_frac(struct argp_state *state, int key, const char *arg,
+		    double min, double max, unsigned int flags);
+/*
+ * a duration above 0; with CMD_DUR_INFINITY, "infinity" is taken and
+ * gives 0 (no end: a duration of 0 is refused, so 0 is free for it)
+ */
+enum {
+	CMD_DUR_INFINITY = 1 << 0,
+};
+uint64_t cmd_arg_duration(struct argp_state *state, int key, const char *arg,
+			  unsigned int flags);
+/* a non-empty string */
+const char *cmd_arg_str(struct argp_state *state, int key, const char *arg);
+/* MemTotal in bytes (what -L 50% is half of), 0 if unknown */
+uint64_t cmd_host_ram(void);
 
 #endif

@@ -39,9 +39,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'c':
-		if (!*arg)
-			cmd_argerr(state, "empty cgroup path");
-		o->cgroup = arg;
+		o->cgroup = cmd_arg_str(state, key, arg);
 		break;
 	case 'p':
 		o->pretty = true;

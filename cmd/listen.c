@@ -66,7 +66,7 @@ static const struct argp_option options[] = {
 	{ "psi", OPT_PSI, "SPEC", 0,
 	  "psi trigger for the level, 'some|full STALL WINDOW' (us)", 0 },
 	{ "count", 'n', "N", 0, "exit 0 after N events", 0 },
-	{ "timeout", 't', "TIME", 0, "exit 0 after TIME (e.g. 500ms, 10s)", 0 },
+	{ "timeout", 't', "TIME", 0, "exit 0 after TIME (e.g. 500ms, 1m30s; default infinity)", 0 },
 	{ "json", 'j', NULL, 0, "print JSON Lines, one object per event", 0 },
 	{ "exec", 'e', "CMD", 0,
 	  "run CMD with /bin/sh for each event (MPCTL_* environment)", 0 },
@@ -93,7 +93,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cmd_argerr(state, "unknown level '%s'", arg);
 		break;
 	case 'c':
-		o->cgroup = arg;
+		o->cgroup = cmd_arg_str(state, key, arg);
 		break;
 	case 'b':
 		if (mp_backend_parse(arg, &o->cfg.backend))
@@ -110,27 +110,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->cfg.psi_set = true;
 		break;
 	case 'n':
-		if (mp_parse_long(arg, 1, INT32_MAX, &o->count))
-			cmd_argerr(state, "invalid count '%s': %s", arg,
-				   errno == ERANGE ?
-				   "must be 1 to 2147483647" :
-				   "not a number");
+		o->count = cmd_arg_long(state, key, arg, 1, INT32_MAX);
 		break;
 	case 't':
-		o->timeout_ns = cmd_arg_duration(state, arg);
+		o->timeout_ns = cmd_arg_duration(state, key, arg,
+						 CMD_DUR_INFINITY);
 		break;
 	case 'j':
 		o->json = true;
 		break;
 	case 'e':
-		if (!*arg)
-			cmd_argerr(state, "empty command for --exec");
-		o->exec = arg;
+		o->exec = cmd_arg_str(state, key, arg);
 		break;
 	case OPT_METRICS:
-		if (!*arg)
-			cmd_argerr(state, "empty file name for --metrics");
-		o->metrics = arg;
+		o->metrics = cmd_arg_str(state, key, arg);
 		break;
 	case 'v':
 		o->verbose = true;

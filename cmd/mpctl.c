@@ -329,11 +329,3 @@ int main(int argc, char **argv)
 	return run(c, argc - 1, argv + 1);
 }
 
-uint64_t cmd_arg_duration(struct argp_state *state, const char *arg)
-{
-	uint64_t ns;
-
-	if (mp_parse_duration(arg, &ns) || !ns)
-		cmd_argerr(state, "invalid duration '%s'", arg);	/* exits */
-	return ns;
-}

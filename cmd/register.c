@@ -45,7 +45,8 @@ struct register_opts {
 	long long chunks;	/* monitor: reclaimable chunks to start with */
 	bool keep;		/* monitor: re-add what was requested */
 	long long count;
-	uint64_t timeout_ns;
+	uint64_t timeout_ns;		/* 0: none */
+	bool timeout_set;
 	bool json;
 	bool verbose;
 	bool join;
@@ -90,17 +91,14 @@ static const struct argp_option options[] = {
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct register_opts *o = state->input;
-	uint64_t v;
 
 	switch (key) {
 	case 'C':
-		if (mp_parse_size(arg, &v) || !v)
-			cmd_argerr(state, "invalid chunk size '%s'", arg);
-		o->cfg.chunk_size = v;
+		o->cfg.chunk_size = cmd_arg_size(state, key, arg, 1, 0);
 		o->chunk_set = true;
 		break;
 	case 'c':
-		o->cgroup = arg;
+		o->cgroup = cmd_arg_str(state, key, arg);
 		break;
 	case 'b':
 		if (mp_backend_parse(arg, &o->cfg.backend))
@@ -113,18 +111,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->join = true;
 		break;
 	case OPT_CHUNKS:
-		if (mp_parse_long(arg, 0, INT32_MAX, &o->chunks))
-			cmd_argerr(state, "invalid chunk count '%s'", arg);
+		o->chunks = cmd_arg_long(state, key, arg, 0, INT32_MAX);
 		break;
 	case OPT_KEEP:
 		o->keep = true;
 		break;
 	case 'n':
-		if (mp_parse_long(arg, 1, INT32_MAX, &o->count))
-			cmd_argerr(state, "invalid count '%s'", arg);
+		o->count = cmd_arg_long(state, key, arg, 1, INT32_MAX);
 		break;
 	case 't':
-		o->timeout_ns = cmd_arg_duration(state, arg);
+		o->timeout_ns = cmd_arg_duration(state, key, arg,
+						 CMD_DUR_INFINITY);
+		o->timeout_set = true;
 		break;
 	case 'j':
 		o->json = true;
@@ -141,7 +139,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!o->chunk_set)
 			cmd_argerr(state, "--chunk SIZE is required");
-		if (o->argv && (o->count || o->timeout_ns || o->json ||
+		if (o->argv && (o->count || o->timeout_set || o->json ||
 				o->keep || o->chunks))
 			cmd_argerr(state, "--chunks, --keep, --count, "
 				   "--timeout and --json are for the monitor "

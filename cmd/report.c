@@ -25,6 +25,8 @@
 struct report_opts {
 	bool json;
 	bool pretty;
+	bool quiet;		/* -q: errors only */
+	bool verbose;		/* -v: progress even with JSON on stdout */
 	const char *output;
 	const char *input;
 	const char *svg;
@@ -66,7 +68,8 @@ static const struct argp_option options[] = {
 	{ "scenario", 's', "NAME", 0,
 	  "run only NAME (repeatable; see --list)", 0 },
 	{ "limit", 'L', "SIZE", 0,
-	  "memory limit of each run's cgroup (default 128M)", 0 },
+	  "memory limit of each run's cgroup, e.g. 1G or 10% of RAM "
+	  "(default 128M)", 0 },
 	{ "stress-arg", OPT_STRESS_ARG, "ARG", 0,
 	  "pass ARG to every mpctl stress run (repeatable; for experiments, "
 	  "see mpctl-report(1))", 0 },
@@ -95,6 +98,11 @@ static const struct argp_option options[] = {
 	  "write an HTML page with the tables and the SVG to FILE", 0 },
 	{ "input", 'i', "FILE", 0,
 	  "use a recorded report instead of running the suite", 0 },
+	{ "quiet", 'q', NULL, 0,
+	  "print nothing but errors (no tables, progress or JSON on stdout; "
+	  "the files are still written)", 0 },
+	{ "verbose", 'v', NULL, 0,
+	  "say on stderr which scenario runs, also with JSON on stdout", 0 },
 	{ 0 }
 };
 
@@ -102,8 +110,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct report_opts *o = state->input;
 	struct report_suite_cfg *cfg = &o->suite;
-	uint64_t v;
-	char *end;
 	const char *name;
 	size_t i;
 
@@ -115,17 +121,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->json = o->pretty = true;
 		break;
 	case 'o':
-		if (!*arg)
-			cmd_argerr(state, "empty file name for --output");
-		o->output = arg;
+		o->output = cmd_arg_str(state, key, arg);
 		break;
 	case 'd':
-		cfg->duration_ns = cmd_arg_duration(state, arg);
+		cfg->duration_ns = cmd_arg_duration(state, key, arg, 0);
 		break;
 	case 'r':
-		if (mp_parse_long(arg, 1, 100, &cfg->repeat))
-			cmd_argerr(state, "invalid repeat count '%s': must be "
-				   "1 to 100", arg);
+		cfg->repeat = cmd_arg_long(state, key, arg, 1, 100);
 		break;
 	case 's':
 		for (i = 0; (name = report_suite_scenario(i, NULL)); i++)
@@ -139,10 +141,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		cfg->scenarios[cfg->nr_scenarios++] = arg;
 		break;
 	case 'L':
-		if (mp_parse_size(arg, &v) || v < 16 << 20)
-			cmd_argerr(state, "invalid limit '%s': at least 16M",
-				   arg);
-		cfg->limit = v;
+		cfg->limit = cmd_arg_size(state, key, arg, 16ULL << 20,
+					  cmd_host_ram());
 		break;
 	case OPT_PARENT:
 		cfg->parent = arg;
@@ -159,20 +159,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->compare = true;
 		break;
 	case OPT_THRESHOLD:
-		errno = 0;
-		o->threshold = strtod(arg, &end);
-		if (errno || end == arg || *end || !isfinite(o->threshold) ||
-		    o->threshold < 0)
-			cmd_argerr(state, "invalid threshold '%s': a "
-				   "percentage of 0 or more", arg);
+		/* percent either way: "5" or "5%" */
+		o->threshold = cmd_arg_frac(state, key, arg, 0, INFINITY, 0);
+		if (strchr(arg, '%'))
+			o->threshold *= 100;
 		break;
 	case OPT_ALPHA:
-		errno = 0;
-		o->alpha = strtod(arg, &end);
-		if (errno || end == arg || *end || !(o->alpha > 0) ||
-		    !(o->alpha < 1))
-			cmd_argerr(state, "invalid alpha '%s': a probability "
-				   "between 0 and 1", arg);
+		o->alpha = cmd_arg_frac(state, key, arg, 0, 1,
+					CMD_FRAC_ABOVE | CMD_FRAC_BELOW);
 		break;
 	case OPT_ALLOW_EMPTY:
 		o->allow_empty = true;
@@ -184,17 +178,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->force = true;
 		break;
 	case OPT_SVG:
-		if (!*arg)
-			cmd_argerr(state, "empty file name for --svg");
-		o->svg = arg;
+		o->svg = cmd_arg_str(state, key, arg);
 		break;
 	case OPT_HTML:
-		if (!*arg)
-			cmd_argerr(state, "empty file name for --html");
-		o->html = arg;
+		o->html = cmd_arg_str(state, key, arg);
 		break;
 	case 'i':
-		o->input = arg;
+		o->input = cmd_arg_str(state, key, arg);
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case 'v':
+		o->verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (!o->compare || o->nr_args == 2)
@@ -744,9 +740,9 @@ static int do_compare(const struct report_opts *o)
 	json_decref(cur);
 	if (!cmp)
 		return cmd_fail(&err);
-	if (o->json)
+	if (o->json && !o->quiet)
 		mp_json_emit(stdout, cmp, o->pretty);
-	else
+	else if (!o->quiet)
 		print_compare(cmp);
 	ret = compare_status(o, cmp);
 	json_decref(cmp);
@@ -768,7 +764,7 @@ static void on_starting(const char *scenario, void *arg)
 	const struct report_opts *o = arg;
 	char dur[32];
 
-	if (!o->json || o->output)
+	if (o->verbose || (!o->quiet && (!o->json || o->output)))
 		cmd_error("running scenario '%s' (%lld x %s)", scenario,
 			  o->suite.repeat,
 			  mp_fmt_duration(o->suite.duration_ns, dur,
@@ -854,10 +850,10 @@ int cmd_report(int argc, char **argv)
 			  sigabbrev_np(sig));
 	ret = files_write(files, 3, doc, o.pretty);
 	if (!ret) {
-		if (o.json && !o.output)
+		if (o.json && !o.output && !o.quiet)
 			ret = mp_json_emit(stdout, doc, o.pretty) ?
 			      MP_EXIT_FAILURE : 0;
-		else if (!o.json)
+		else if (!o.json && !o.quiet)
 			print_tables(doc);
 	}
 	/* a report in which nothing ran measured nothing: not a success */

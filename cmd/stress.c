@@ -9,6 +9,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +34,10 @@ struct stress_opts {
 	bool json;
 	bool pretty;
 	const char *output;
+	bool quiet;		/* -q: errors only */
+	bool verbose;		/* -v: the run's set-up on stderr */
 	bool progress_shown;	/* a progress line to clear on stderr */
+	const char *chunk_arg;	/* --chunk as given */
 };
 
 enum {
@@ -61,18 +65,20 @@ enum {
 
 static const struct argp_option options[] = {
 	{ "chunk", 'C', "SIZE", 0,
-	  "chunk size (default 1M; at least 4K, at most the limit)", 0 },
+	  "chunk size (default 1M; at least 4K, at most the limit; N% of "
+	  "the limit)", 0 },
 	{ "threads", 'T', "N", 0, "allocator threads, 1 to 1024 (default 4)",
 	  0 },
-	{ "duration", 'd', "TIME", 0, "run time, e.g. 20s (default 30s)", 0 },
+	{ "duration", 'd', "TIME", 0, "run time, e.g. 20s, 1m30s (default 30s)", 0 },
 	{ "until-freed", OPT_UNTIL_FREED, "N", 0,
 	  "end the run once N chunks were freed on request (--duration is "
 	  "then the longest it runs)", 0 },
 	{ "limit", 'L', "SIZE", 0,
-	  "memory limit of the run's cgroup (default 256M)", 0 },
+	  "memory limit of the run's cgroup, e.g. 1G or 10% of RAM "
+	  "(default 256M)", 0 },
 	{ "overcommit", OPT_OVERCOMMIT, "X", 0,
 	  "footprint the allocators aim at, as a multiple of the limit "
-	  "(default 2.0)", 0 },
+	  "(default 2.0, or 200%)", 0 },
 	{ "strategy", OPT_STRATEGY, "NAME", 0,
 	  "run the cache workload instead: none, madv-free, psi, kernel or "
 	  "kernel-lazyfree (see mpctl-stress(1))", 0 },
@@ -118,7 +124,15 @@ static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "print one JSON document instead of the summary",
 	  0 },
 	{ "pretty", 'p', NULL, 0, "indent the JSON (implies --json)", 0 },
-	{ "output", 'o', "FILE", 0, "also write the JSON document to FILE", 0 },
+	{ "output", 'o', "FILE", 0,
+	  "write the JSON document to FILE instead of stdout (indented "
+	  "with --pretty); the summary stays on stdout without --json", 0 },
+	{ "quiet", 'q', NULL, 0,
+	  "print nothing but errors (no summary, progress or JSON on stdout; "
+	  "--output is still written)", 0 },
+	{ "verbose", 'v', NULL, 0,
+	  "say on stderr how the run was set up (backend, shrinker, cgroup) "
+	  "and why it ended", 0 },
 	{ "target", OPT_TARGET, "FRAC", 0,
 	  "emulation: bring usage back under FRAC of the limit (0.85)", 0 },
 	{ "high", OPT_HIGH, "FRAC", 0,
@@ -135,68 +149,57 @@ static const struct argp_option options[] = {
 	{ 0 }
 };
 
-static int parse_frac(const char *s, double lo, double hi, double *v)
+/* --chunk N%: of --limit, rounded down to a page */
+static void chunk_of_limit(struct argp_state *state, struct stress_opts *so)
 {
-	char *end;
+	struct stress_run_cfg *o = &so->cfg;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 
-	errno = 0;
-	*v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(*v) || *v <= lo || *v > hi)
-		return -1;
-	return 0;
+	if (o->cgroup && !o->limit_set)
+		cmd_argerr(state, "invalid --chunk '%s': a percentage of --limit, which --cgroup then needs",
+			   so->chunk_arg);
+	o->chunk = cmd_arg_size(state, 'C', so->chunk_arg, page, o->limit);
+	o->chunk -= o->chunk % page;
+	if (o->chunk < STRESS_MIN_CHUNK)
+		cmd_argerr(state, "invalid --chunk '%s': below 4K",
+			   so->chunk_arg);
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct stress_opts *so = state->input;
 	struct stress_run_cfg *o = &so->cfg;
-	long long n;
-	uint64_t v;
+	long page = sysconf(_SC_PAGESIZE);
 
 	switch (key) {
 	case 'C':
-		if (mp_parse_size(arg, &v))
-			cmd_argerr(state, "invalid chunk size '%s'", arg);
-		if (!v)
-			cmd_argerr(state, "invalid chunk size '%s': must not be zero",
-				   arg);
-		if (v < STRESS_MIN_CHUNK)
-			cmd_argerr(state, "invalid chunk size '%s': below 4K",
-				   arg);
-		if (mp_parse_chunk(arg, &v))
-			cmd_argerr(state, "invalid chunk size '%s': not a multiple of the page size (%ld)",
-				   arg, sysconf(_SC_PAGESIZE));
-		o->chunk = v;
+		/* N% of the limit: known once every option is read */
+		so->chunk_arg = arg;
+		if (!strchr(arg, '%'))
+			o->chunk = cmd_arg_size(state, key, arg,
+						STRESS_MIN_CHUNK, 0);
+		if (!strchr(arg, '%') && o->chunk % page)
+			cmd_argerr(state, "invalid --chunk '%s': not a multiple of the page size (%ld)",
+				   arg, page);
 		break;
 	case 'T':
-		if (mp_parse_long(arg, 1, STRESS_MAX_THREADS, &n))
-			cmd_argerr(state, "invalid thread count '%s': %s", arg,
-				   errno == ERANGE ? "must be 1 to 1024" :
-				   "not a number");
-		o->threads = (int)n;
+		o->threads = (int)cmd_arg_long(state, key, arg, 1,
+					       STRESS_MAX_THREADS);
 		break;
 	case 'd':
-		o->duration_ns = cmd_arg_duration(state, arg);
+		o->duration_ns = cmd_arg_duration(state, key, arg, 0);
 		break;
 	case OPT_UNTIL_FREED:
-		if (mp_parse_long(arg, 1, LLONG_MAX, &n))
-			cmd_argerr(state, "invalid chunk count '%s': %s", arg,
-				   errno == ERANGE ? "must be at least 1" :
-				   "not a number");
-		o->until_freed = (uint64_t)n;
+		o->until_freed = cmd_arg_long(state, key, arg, 1, LLONG_MAX);
 		break;
 	case 'L':
-		if (mp_parse_size(arg, &v))
-			cmd_argerr(state, "invalid limit '%s'", arg);
-		if (v < STRESS_MIN_LIMIT)
-			cmd_argerr(state, "limit '%s' is below 16M: the engine needs room", arg);
-		o->limit = v;
+		o->limit = cmd_arg_size(state, key, arg, STRESS_MIN_LIMIT,
+					cmd_host_ram());
 		o->limit_set = true;
 		break;
 	case OPT_OVERCOMMIT:
-		if (parse_frac(arg, 0, 64, &o->overcommit))
-			cmd_argerr(state, "invalid overcommit '%s': must be above 0 and at most 64",
-				   arg);
+		o->overcommit = cmd_arg_frac(state, key, arg, 0, 64,
+					     CMD_FRAC_ABOVE);
 		break;
 	case 'b':
 		if (mp_backend_parse(arg, &o->backend))
@@ -221,13 +224,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->lazyfree = true;
 		break;
 	case OPT_MISS_COST:
-		o->miss_cost_ns = cmd_arg_duration(state, arg);
+		o->miss_cost_ns = cmd_arg_duration(state, key, arg, 0);
 		break;
 	case OPT_SEED:
-		if (mp_parse_long(arg, 0, LLONG_MAX, &n))
-			cmd_argerr(state, "invalid seed '%s': not a number of "
-				   "0 or more", arg);
-		o->seed = (uint64_t)n;
+		o->seed = cmd_arg_long(state, key, arg, 0, LLONG_MAX);
 		break;
 	case OPT_NO_ASSIST:
 		o->no_assist = true;
@@ -245,14 +245,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->swap = true;
 		break;
 	case 'c':
-		if (!*arg)
-			cmd_argerr(state, "empty cgroup path");
-		o->cgroup = arg;
+		o->cgroup = cmd_arg_str(state, key, arg);
 		break;
 	case 'H':
-		if (!*arg)
-			cmd_argerr(state, "empty arguments for --hog");
-		o->hog = arg;
+		o->hog = cmd_arg_str(state, key, arg);
 		break;
 	case 'p':
 		so->pretty = true;
@@ -261,39 +257,33 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		so->json = true;
 		break;
 	case 'o':
-		if (!*arg)
-			cmd_argerr(state, "empty file name for --output");
-		so->output = arg;
+		so->output = cmd_arg_str(state, key, arg);
+		break;
+	case 'q':
+		so->quiet = true;
+		break;
+	case 'v':
+		so->verbose = true;
 		break;
 	case OPT_TARGET:
-		if (parse_frac(arg, 0, 0.99, &o->target))
-			cmd_argerr(state, "invalid target '%s': a fraction above 0 and at most 0.99",
-				   arg);
+		o->target = cmd_arg_frac(state, key, arg, 0, 0.99,
+					 CMD_FRAC_ABOVE);
 		break;
 	case OPT_HIGH:
 		if (!strcmp(arg, "off"))
 			o->high = -1;
-		else if (parse_frac(arg, 0, 1, &o->high))
-			cmd_argerr(state, "invalid threshold '%s': a fraction above 0 and at most 1, or 'off'",
-				   arg);
+		else
+			o->high = cmd_arg_frac(state, key, arg, 0, 1,
+					       CMD_FRAC_ABOVE);
 		break;
 	case OPT_RT:
-		if (mp_parse_long(arg, 0, 99, &n))
-			cmd_argerr(state, "invalid priority '%s': must be 0 to 99",
-				   arg);
-		o->rt_priority = (int)n;
+		o->rt_priority = (int)cmd_arg_long(state, key, arg, 0, 99);
 		break;
 	case OPT_RECLAIM_RT:
-		if (mp_parse_long(arg, 0, 99, &n))
-			cmd_argerr(state, "invalid priority '%s': must be 0 to 99",
-				   arg);
-		o->reclaim_rt = (int)n;
+		o->reclaim_rt = (int)cmd_arg_long(state, key, arg, 0, 99);
 		break;
 	case OPT_NICE:
-		if (mp_parse_long(arg, -20, 19, &n))
-			cmd_argerr(state, "invalid nice value '%s': must be -20 to 19",
-				   arg);
-		o->reclaim_nice = (int)n;
+		o->reclaim_nice = (int)cmd_arg_long(state, key, arg, -20, 19);
 		break;
 	case ARGP_KEY_ARG:
 		cmd_argerr(state, "unexpected argument '%s'", arg);
@@ -301,6 +291,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (o->cgroup && o->parent)
 			cmd_argerr(state, "--cgroup and --parent exclude each other");
+		if (so->chunk_arg && strchr(so->chunk_arg, '%'))
+			chunk_of_limit(state, so);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -695,8 +687,8 @@ static bool progress_wanted(void)
 }
 
 /*
- * The document to --output, then to stdout (--json): a closed pipe on
- * stdout ("| true") does not lose the file. -2: already told; -1: stdout
+ * The document to --output (indented with --pretty), or else to stdout
+ * (--json, not --quiet), as report does. -2: already told; -1: stdout
  * failed (errno).
  */
 static int write_output(const struct stress_opts *so, struct mp_output *out,
@@ -706,19 +698,20 @@ static int write_output(const struct stress_opts *so, struct mp_output *out,
 	FILE *f;
 
 	if (!*have_out)
-		return so->json && mp_json_emit(stdout, doc, so->pretty) ? -1 : 0;
+		return so->json && !so->quiet &&
+		       mp_json_emit(stdout, doc, so->pretty) ? -1 : 0;
 	*have_out = false;
 	f = mp_output_stream(out, &err);
 	if (!f)
 		goto err_abort;
-	if (mp_json_emit(f, doc, true)) {
+	if (mp_json_emit(f, doc, so->pretty)) {
 		mp_errf(&err, MP_EXIT_FAILURE, errno ? errno : EIO,
 			"cannot write '%s'", so->output);
 		goto err_abort;
 	}
 	if (mp_output_commit(out, &err))
 		goto err;
-	return so->json && mp_json_emit(stdout, doc, so->pretty) ? -1 : 0;
+	return 0;
 err_abort:
 	mp_output_abort(out);
 err:
@@ -751,7 +744,7 @@ static int stress(struct stress_opts *so)
 			return cmd_fail(&err);
 		have_out = true;
 	}
-	if (progress_wanted()) {
+	if (!so->quiet && progress_wanted()) {
 		o->progress = progress;
 		o->progress_arg = so;
 	}
@@ -764,7 +757,12 @@ static int stress(struct stress_opts *so)
 	}
 	s = &res.engine;
 	doc = result_json(o, &res);
-	if (!so->json)
+	if (so->verbose)
+		cmd_error("backend %s, shrinker %s, cgroup '%s', ended by %s",
+			  res.mode ? mp_backend_name(res.backend) : "-",
+			  res.mode ? mp_shrinker_mode_name(res.mode) : "none",
+			  res.cgroup, res.reason);
+	if (!so->json && !so->quiet)
 		print_summary(o, &res);
 	if (!doc)
 		cmd_error("cannot build the JSON document: %s",

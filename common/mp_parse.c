@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,59 +17,84 @@ struct unit {
 	double mult;
 };
 
-/* Parse "<number><unit>" with a unit from the table; "" is units[0]. */
-static int parse_with_units(const char *s, const struct unit *units,
-			    double max, double *out)
+/*
+ * A plain decimal at the start of s: digits with at most one '.', no sign,
+ * blank, hex, exponent, inf or nan (strtod() would take those). *end after it.
+ */
+static int scan_decimal(const char *s, double *v, const char **end)
 {
+	const char *p = s;
+	int digits = 0, dots = 0;
+
+	for (; isdigit((unsigned char)*p) || *p == '.'; p++) {
+		if (*p == '.')
+			dots++;
+		else
+			digits++;
+	}
+	if (!digits || dots > 1)
+		return -1;
+	*v = strtod(s, NULL);	/* C locale: '.' is the decimal point */
+	*end = p;
+	return isfinite(*v) ? 0 : -1;
+}
+
+static const struct unit *find_unit(const struct unit *units, const char *s,
+				    size_t len, bool fold)
+{
+	for (; units->name; units++)
+		if (strlen(units->name) == len &&
+		    !(fold ? strncasecmp : strncmp)(s, units->name, len))
+			return units;
+	return NULL;
+}
+
+static int fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+int mp_parse_size_of(const char *s, uint64_t whole, uint64_t *bytes)
+{
+	/* binary multiples, as stress-ng and systemd's size parser take them */
+	static const struct unit units[] = {
+		{ "", 1 }, { "b", 1 },
+		{ "k", 0x1p10 }, { "kb", 0x1p10 }, { "kib", 0x1p10 },
+		{ "m", 0x1p20 }, { "mb", 0x1p20 }, { "mib", 0x1p20 },
+		{ "g", 0x1p30 }, { "gb", 0x1p30 }, { "gib", 0x1p30 },
+		{ "t", 0x1p40 }, { "tb", 0x1p40 }, { "tib", 0x1p40 },
+		{ "p", 0x1p50 }, { "pb", 0x1p50 }, { "pib", 0x1p50 },
+		{ "e", 0x1p60 }, { "eb", 0x1p60 }, { "eib", 0x1p60 },
+		{ NULL, 0 },
+	};
 	const struct unit *u;
-	const char *p;
-	char *end;
+	const char *end;
 	double v;
 
-	if (!s || !*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
-		goto inval;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v))
-		goto inval;
-	/* plain decimal only: no hex, exponent, inf or nan forms */
-	for (p = s; p < end; p++)
-		if (!isdigit((unsigned char)*p) && *p != '.')
-			goto inval;
-	for (u = units; u->name; u++) {
-		if (!strcasecmp(end, u->name)) {
-			v *= u->mult;
-			if (v > max) {
-				errno = ERANGE;
-				return -1;
-			}
-			*out = v;
-			return 0;
-		}
+	if (!s || scan_decimal(s, &v, &end))
+		return fail(EINVAL);
+	if (!strcmp(end, "%")) {
+		if (!whole)
+			return fail(ENOTSUP);
+		if (v > 100)
+			return fail(ERANGE);
+		v = v / 100 * (double)whole;
+	} else {
+		u = find_unit(units, end, strlen(end), true);
+		if (!u)
+			return fail(EINVAL);
+		v *= u->mult;
 	}
-inval:
-	errno = EINVAL;
-	return -1;
+	if (v > 9.0e18)
+		return fail(ERANGE);
+	*bytes = (uint64_t)llround(v);
+	return 0;
 }
 
 int mp_parse_size(const char *s, uint64_t *bytes)
 {
-	static const struct unit units[] = {
-		{ "", 1 }, { "b", 1 },
-		{ "k", 1024.0 }, { "kb", 1024.0 }, { "kib", 1024.0 },
-		{ "m", 1048576.0 }, { "mb", 1048576.0 }, { "mib", 1048576.0 },
-		{ "g", 1073741824.0 }, { "gb", 1073741824.0 },
-		{ "gib", 1073741824.0 },
-		{ "t", 1099511627776.0 }, { "tb", 1099511627776.0 },
-		{ "tib", 1099511627776.0 },
-		{ NULL, 0 },
-	};
-	double v;
-
-	if (parse_with_units(s, units, 9.0e18, &v))
-		return -1;
-	*bytes = (uint64_t)llround(v);
-	return 0;
+	return mp_parse_size_of(s, 0, bytes);
 }
 
 int mp_parse_chunk(const char *s, uint64_t *bytes)
@@ -77,50 +103,109 @@ int mp_parse_chunk(const char *s, uint64_t *bytes)
 
 	if (mp_parse_size(s, &v))
 		return -1;
-	if (!v || v % page) {
-		errno = EDOM;
-		return -1;
-	}
+	if (!v || v % page)
+		return fail(EDOM);
 	*bytes = v;
 	return 0;
 }
 
+/*
+ * systemd.time(7): "1m30s", "2h 30min", "1.5s", "500ms", a bare number in
+ * seconds, "infinity". Units are case-sensitive: "m" is a minute, "M" a
+ * month.
+ */
 int mp_parse_duration(const char *s, uint64_t *ns)
 {
 	static const struct unit units[] = {
-		{ "", 1e9 }, { "s", 1e9 }, { "sec", 1e9 },
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 },
-		{ "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
+		{ "ns", 1 }, { "nsec", 1 },
+		{ "us", 1e3 }, { "usec", 1e3 }, { "\xc2\xb5s", 1e3 },
+		{ "ms", 1e6 }, { "msec", 1e6 },
+		{ "s", 1e9 }, { "sec", 1e9 }, { "second", 1e9 },
+		{ "seconds", 1e9 },
+		{ "m", 60e9 }, { "min", 60e9 }, { "minute", 60e9 },
+		{ "minutes", 60e9 },
+		{ "h", 3600e9 }, { "hr", 3600e9 }, { "hour", 3600e9 },
+		{ "hours", 3600e9 },
+		{ "d", 86400e9 }, { "day", 86400e9 }, { "days", 86400e9 },
+		{ "w", 604800e9 }, { "week", 604800e9 }, { "weeks", 604800e9 },
+		{ "M", 2629800e9 }, { "month", 2629800e9 },
+		{ "months", 2629800e9 },
+		{ "y", 31557600e9 }, { "year", 31557600e9 },
+		{ "years", 31557600e9 },
 		{ NULL, 0 },
 	};
-	double v;
+	const struct unit *u;
+	const char *p = s, *end;
+	double v, total = 0;
+	size_t len;
 
-	/* at most a year: anything longer is a typo */
-	if (parse_with_units(s, units, 366.0 * 86400e9, &v))
-		return -1;
-	*ns = (uint64_t)llround(v);
+	if (!s)
+		return fail(EINVAL);
+	if (!strcmp(s, "infinity")) {
+		*ns = MP_DURATION_INFINITY;
+		return 0;
+	}
+	/* a bare number alone is seconds */
+	if (!scan_decimal(s, &v, &end) && !*end) {
+		total = v * 1e9;
+		goto done;
+	}
+	while (*p) {
+		if (scan_decimal(p, &v, &end))
+			return fail(EINVAL);
+		for (p = end; *p == ' '; p++)
+			;
+		for (len = 0; p[len] && !isdigit((unsigned char)p[len]) &&
+		     p[len] != ' ' && p[len] != '.'; len++)
+			;
+		u = find_unit(units, p, len, false);
+		if (!u)
+			return fail(EINVAL);
+		total += v * u->mult;
+		for (p += len; *p == ' '; p++)
+			;
+	}
+	if (p == s)
+		return fail(EINVAL);
+done:
+	/* at most a year: anything longer is a typo (infinity says so) */
+	if (total > 366.0 * 86400e9)
+		return fail(ERANGE);
+	*ns = (uint64_t)llround(total);
+	return 0;
+}
+
+int mp_parse_frac(const char *s, double *v)
+{
+	const char *end;
+
+	if (!s || scan_decimal(s, v, &end))
+		return fail(EINVAL);
+	if (!strcmp(end, "%"))
+		*v /= 100;
+	else if (*end)
+		return fail(EINVAL);
 	return 0;
 }
 
 int mp_parse_long(const char *s, long long min, long long max, long long *val)
 {
-	char *end;
+	const char *p = s;
 	long long v;
 
-	if (!s || !*s || isspace((unsigned char)*s)) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!s)
+		return fail(EINVAL);
+	if (*p == '-')
+		p++;
+	if (!*p)
+		return fail(EINVAL);
+	for (; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return fail(EINVAL);
 	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (*end) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (errno == ERANGE || v < min || v > max) {
-		errno = ERANGE;
-		return -1;
-	}
+	v = strtoll(s, NULL, 10);
+	if (errno == ERANGE || v < min || v > max)
+		return fail(ERANGE);
 	*val = v;
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Parsers for command-line values: sizes, durations and counts.
+ * Parsers for command-line values: sizes, durations, fractions and counts.
  * All return 0 on success and -1 with errno set (EINVAL for malformed
  * input, ERANGE for out of range values).
  */
@@ -9,19 +9,41 @@
 
 #include <stdint.h>
 
-/* "4096", "64K", "1M", "2G", "1.5G", "512KiB": binary multiples, bytes. */
-int mp_parse_size(const char *s, uint64_t *bytes);
+/*
+ * One grammar for every number on the command line: a plain decimal
+ * ("42", "1.5"), never a sign, blank, hex or exponent ("0x10", "1e1").
+ */
 
-/* "250ms", "2s", "1.5s", "1m", "1h", "100us", "10ns"; bare number: s. */
+/*
+ * A size: "4096", "64K", "1.5G", "512KiB", "2T": binary multiples (b, k, m,
+ * g, t, p, e, with or without "b"/"ib", any case), as stress-ng and systemd
+ * take them. "N%" is N percent of whole; with whole 0 a percentage is
+ * refused with ENOTSUP. Bytes.
+ */
+int mp_parse_size(const char *s, uint64_t *bytes);
+int mp_parse_size_of(const char *s, uint64_t whole, uint64_t *bytes);
+
 /*
  * A chunk of memory that the stress engine allocates and gives back with
  * MADV_DONTNEED: a size that is a non-zero multiple of the page size
  * (errno EDOM when it is not, EINVAL/ERANGE as mp_parse_size()).
  */
 int mp_parse_chunk(const char *s, uint64_t *bytes);
+
+/*
+ * A duration as systemd.time(7) writes it: "250ms", "1m30s", "2h 30min",
+ * "1.5s", "1d", a bare number in seconds (ns, us, ms, s, m, h, d, w, M,
+ * y and their long names; case-sensitive, "M" is a month). At most a
+ * year; "infinity" gives MP_DURATION_INFINITY, for the caller to take or
+ * refuse.
+ */
+#define MP_DURATION_INFINITY UINT64_MAX
 int mp_parse_duration(const char *s, uint64_t *ns);
 
-/* A decimal integer in [min, max]; no sign for unsigned ranges. */
+/* A fraction: "0.85" or "85%" (the same), "2.5" (no range check). */
+int mp_parse_frac(const char *s, double *v);
+
+/* A decimal integer in [min, max] (ERANGE outside); no '+', no blanks. */
 int mp_parse_long(const char *s, long long min, long long max,
 		  long long *val);
 

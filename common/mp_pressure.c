@@ -199,7 +199,7 @@ static int psi_time(const char *s, uint64_t *us)
 		*us = v;
 		return 0;
 	}
-	if (mp_parse_duration(s, &ns))
+	if (mp_parse_duration(s, &ns) || ns == MP_DURATION_INFINITY)
 		return -1;
 	*us = ns / 1000;
 	return 0;

@@ -8,8 +8,8 @@ _mpctl_commands="listen register add stress report info"
 _mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --json --exec --metrics --realtime --verbose --sysroot --help --usage --version"
 _mpctl_opts_register="--backend --cgroup --chunk --chunks --count --emulate --help --join --json --keep --timeout --usage --verbose --version"
 _mpctl_opts_add="--help --json --timeout --usage --version --wait"
-_mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-throttle --swap --parent --until-freed --force --strategy --miss-cost --seed --free --no-populate --lazyfree"
-_mpctl_opts_report="--allow-empty --allow-unsure --force --alpha --compare --duration --help --html --input --json --limit --list --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent"
+_mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-throttle --swap --parent --until-freed --force --strategy --miss-cost --seed --free --no-populate --lazyfree --quiet --verbose"
+_mpctl_opts_report="--allow-empty --allow-unsure --force --alpha --compare --duration --help --html --input --json --limit --list --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent --quiet --verbose"
 _mpctl_opts_info="--cgroup --help --json --pretty --sysroot --usage --version"
 
 _mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker strategy-none strategy-madv-free strategy-psi strategy-kernel strategy-kernel-lazyfree strategy-kernel-munmap"
@@ -25,6 +25,39 @@ _mpctl_cgroups() {
 	[ -n "$root" ] || return
 	echo /
 	find "$root" -mindepth 1 -maxdepth 3 -type d -printf '/%P\n' 2>/dev/null
+}
+
+# the mount points of the memory hierarchies: v1 memory and cgroup2
+_mpctl_cgroup_mounts() {
+	awk '($0 ~ / - cgroup / && $NF ~ /(^|,)memory(,|$)/) ||
+	     $0 ~ / - cgroup2 / { print $5 }' /proc/self/mountinfo 2>/dev/null
+}
+
+# --cgroup's word: a path in the hierarchy (/a/b), or a cgroupfs path
+# (/sys/fs/cgroup/memory/a/), completed a directory at a time
+_mpctl_cgroup_paths() {
+	local cur=$1 mnt d
+	local -a mounts
+	COMPREPLY=()
+	mapfile -t mounts < <(_mpctl_cgroup_mounts)
+	for mnt in "${mounts[@]}"; do
+		case $cur in
+		"$mnt"/*)
+			while IFS= read -r d; do
+				COMPREPLY+=("$d/")
+			done < <(compgen -d -- "$cur")
+			compopt -o nospace -o filenames 2>/dev/null
+			return ;;
+		esac
+	done
+	for mnt in "${mounts[@]}"; do
+		[[ $mnt/ == "$cur"* && -n $cur && ${#cur} -gt 1 ]] &&
+			COMPREPLY+=("$mnt/")
+	done
+	[ ${#COMPREPLY[@]} -gt 0 ] && compopt -o nospace 2>/dev/null
+	while IFS= read -r d; do
+		COMPREPLY+=("$d")
+	done < <(compgen -W "$(_mpctl_cgroups)" -- "$cur")
 }
 
 _mpctl_values() {
@@ -84,7 +117,7 @@ _mpctl() {
 	fi
 	case $prev in
 	--cgroup|-c|--parent)
-		mapfile -t COMPREPLY < <(compgen -W "$(_mpctl_cgroups)" -- "$cur")
+		_mpctl_cgroup_paths "$cur"
 		return ;;
 	--sysroot)
 		compopt -o filenames 2>/dev/null

@@ -210,7 +210,8 @@ int main(int argc, char **argv)
 				die64("invalid chunk count");
 			break;
 		case 'd':
-			if (mp_parse_duration(optarg, &duration))
+			if (mp_parse_duration(optarg, &duration) ||
+			    duration == MP_DURATION_INFINITY)
 				die64("invalid duration");
 			break;
 		case 'g':
