@@ -33,7 +33,8 @@ png_size() {
 	assert_success
 	for s in listen-latency shrinker hog overcommit emulated strategy-none \
 		strategy-madv-free strategy-psi strategy-kernel \
-		strategy-kernel-lazyfree strategy-kernel-munmap; do
+		strategy-kernel-lazyfree strategy-kernel-munmap \
+		strategy-reclaim-agent; do
 		assert_line --regexp "^$s "
 	done
 }
@@ -646,6 +647,19 @@ synth() {
 	fi
 	assert_line --regexp "^  kernel +skipped: needs the kernel's shrinker"
 	assert_line --regexp "^  kernel-munmap +skipped: needs the kernel's shrinker"
+}
+
+@test "report: strategy-reclaim-agent skipped with the reason where memory is on cgroup v1" {
+	requires root memcg jq
+	[ -d /sys/fs/cgroup/memory ] || skip "the memory controller is on cgroup v2"
+	local r=$BATS_TEST_TMPDIR/a.json
+	mpctl report --repeat 1 -s strategy-reclaim-agent -s strategy-psi \
+		-o "$r"
+	assert_success
+	jq -e '.scenarios[] | select(.name == "strategy-reclaim-agent") |
+		.status == "skipped" and (.runs | length) == 0 and
+		(.reason | test("memory.reclaim.*cgroup v1"))' "$r"
+	assert_line --regexp '^  reclaim-agent +skipped: needs memory.reclaim'
 }
 
 @test "report: -o, --svg and --html never replace a device node or a symlink" {

@@ -502,6 +502,25 @@ count_calls() {
 	jq -e '.memory_pressure == null or (.memory_pressure.some_us | type) == "number"' <<< "$output"
 }
 
+@test "stress --strategy reclaim-agent: needs memory.reclaim (69 with the reason) or holds the usage by writing it" {
+	requires root memcg jq
+	local v2=/sys/fs/cgroup
+	[ -d /sys/fs/cgroup/memory ] && v2=
+	if [ -z "$v2" ]; then
+		mpctl stress --strategy reclaim-agent --limit 64M --duration 1s
+		[ "$status" -eq 69 ]
+		assert_line --index 0 --partial "strategy 'reclaim-agent' needs memory.reclaim (cgroup v2, Linux 5.19+)"
+		assert_line --index 0 --partial "its memory controller is on cgroup v1"
+		return 0
+	fi
+	# cgroup v2 (the VM's boot): the agent writes, nothing is OOM-killed
+	run -0 --separate-stderr "$MPCTL_BIN" stress --strategy reclaim-agent \
+		--limit 64M --duration 2s --json
+	jq -e '.strategy == "reclaim-agent" and .oom_kills == 0 and
+		.cache.memory_reclaim_writes > 0 and
+		.cache.memory_reclaim_bytes > 0' <<< "$output"
+}
+
 @test "stress --strategy: kernel strategies need the kernel's shrinker (69), bad names 64" {
 	requires root
 	if awk '$1 == "mempressure" && $4 == 1 { f = 1 } END { exit !f }' \

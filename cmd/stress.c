@@ -80,8 +80,8 @@ static const struct argp_option options[] = {
 	  "footprint the allocators aim at, as a multiple of the limit "
 	  "(default 2.0, or 200%)", 0 },
 	{ "strategy", OPT_STRATEGY, "NAME", 0,
-	  "run the cache workload instead: none, madv-free, psi, kernel or "
-	  "kernel-lazyfree (see mpctl-stress(1))", 0 },
+	  "run the cache workload instead: none, madv-free, psi, kernel, "
+	  "kernel-lazyfree or reclaim-agent (see mpctl-stress(1))", 0 },
 	{ "miss-cost", OPT_MISS_COST, "TIME", 0,
 	  "cache workload: CPU time of a miss besides touching the chunk "
 	  "(default 500us)", 0 },
@@ -386,7 +386,7 @@ static json_t *cache_json(const struct stress_run_cfg *o,
 		return json_null();
 	for (i = 0; i < r->ntl; i++)
 		held += (double)r->tl[i].held;
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I}",
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I}",
 			 "slots", (json_int_t)s->cache_slots,
 			 "reads", (json_int_t)s->cache_reads,
 			 "hits", (json_int_t)s->cache_hits,
@@ -399,7 +399,9 @@ static json_t *cache_json(const struct stress_run_cfg *o,
 			 "bytes_held_avg", (json_int_t)(r->ntl ?
 				held / (double)r->ntl * (double)o->chunk : 0),
 			 "miss_cost_ns", (json_int_t)o->miss_cost_ns,
-			 "seed", (json_int_t)o->seed);
+			 "seed", (json_int_t)o->seed,
+			 "memory_reclaim_writes", (json_int_t)r->agent_writes,
+			 "memory_reclaim_bytes", (json_int_t)r->agent_bytes);
 }
 
 static json_t *result_json(const struct stress_run_cfg *o,

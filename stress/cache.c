@@ -27,6 +27,7 @@ static const char *const names[STRESS_STRATEGY_NR] = {
 	[STRESS_STRATEGY_PSI] = "psi",
 	[STRESS_STRATEGY_KERNEL] = "kernel",
 	[STRESS_STRATEGY_KERNEL_LAZYFREE] = "kernel-lazyfree",
+	[STRESS_STRATEGY_RECLAIM_AGENT] = "reclaim-agent",
 };
 
 const char *stress_strategy_name(enum stress_strategy s)

@@ -19,6 +19,9 @@
  *  kernel           the same with the kernel's shrinker (patched kernel)
  *  kernel-lazyfree  kernel asks, and chunks are kept MADV_FREE so that
  *                   reclaim can take them if the program answers late
+ *  reclaim-agent    never gives memory back itself; the parent (run.c)
+ *                   writes memory.reclaim each tick to hold the usage
+ *                   under --target of the limit (Senpai/TMO)
  *
  * The chunks live in one mapping, a slot each, given back with
  * MADV_DONTNEED (--free reuse, the default). With --free munmap a miss
@@ -45,6 +48,7 @@ enum stress_strategy {
 	STRESS_STRATEGY_PSI,
 	STRESS_STRATEGY_KERNEL,
 	STRESS_STRATEGY_KERNEL_LAZYFREE,
+	STRESS_STRATEGY_RECLAIM_AGENT,	/* the parent writes memory.reclaim */
 	STRESS_STRATEGY_NR,
 };
 

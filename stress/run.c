@@ -433,6 +433,27 @@ static void update_events(struct run *r)
 		r->res->events[l] = st.events[l];
 }
 
+/*
+ * The reclaim-agent strategy: like Senpai, bring the usage back under the
+ * target (--target of the limit) by writing memory.reclaim, every tick.
+ * The kernel may reclaim less than asked (EAGAIN): the next tick asks again.
+ */
+static void reclaim_agent(struct run *r, uint64_t usage)
+{
+	double t = r->cfg->target > 0 ? r->cfg->target : MP_EMUL_TARGET;
+	uint64_t target = (uint64_t)(t * (double)r->res->limit);
+	char buf[32];
+
+	if (r->cfg->strategy != STRESS_STRATEGY_RECLAIM_AGENT ||
+	    usage <= target)
+		return;
+	snprintf(buf, sizeof(buf), "%" PRIu64, usage - target);
+	if (!mp_cg_write(&r->c.cg, "memory.reclaim", buf)) {
+		r->res->agent_writes++;
+		r->res->agent_bytes += usage - target;
+	}
+}
+
 static void take_sample(struct run *r, uint64_t now)
 {
 	struct stress_result *res = r->res;
@@ -443,6 +464,7 @@ static void take_sample(struct run *r, uint64_t now)
 	res->usage_sum += usage;
 	if (usage > res->peak)
 		res->peak = usage;
+	reclaim_agent(r, usage);
 	/*
 	 * Swap is sampled while the engine runs: once it has exited, what
 	 * it had swapped out is free again.
@@ -776,6 +798,14 @@ static int prepare(struct run *r, struct mp_err *err)
 		scfg.emulate = true;
 	if (stress_strategy_kernel(cfg->strategy))
 		scfg.backend = MP_BACKEND_MEMPRESSURE;
+	if (cfg->strategy == STRESS_STRATEGY_RECLAIM_AGENT &&
+	    (!r->c.cg.dir[0] || r->c.cg.hier.version == MP_CG_V1 ||
+	     !mp_cg_has_file(&r->c.cg, "memory.reclaim")))
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "strategy 'reclaim-agent' needs memory.reclaim (cgroup v2, Linux 5.19+), which cgroup '%s' has not%s",
+			       r->c.cg.path[0] ? r->c.cg.path : "/",
+			       r->c.cg.hier.version == MP_CG_V1 ?
+			       ": its memory controller is on cgroup v1" : "");
 	if ((!cfg->strategy || stress_strategy_shrinker(cfg->strategy)) &&
 	    mp_shrinker_open(&scfg, &r->sh, err))
 		return -1;

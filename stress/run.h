@@ -115,6 +115,8 @@ struct stress_result {
 	/* memory.pressure of the cgroup (v2) or the host's PSI, over the run */
 	const char *pressure_source;	/* "cgroup", "host" or NULL */
 	uint64_t pressure_some_us, pressure_full_us;
+	/* reclaim-agent: memory.reclaim writes that worked, bytes asked */
+	uint64_t agent_writes, agent_bytes;
 	struct stress_shared engine;	/* the engine's numbers at the end */
 	bool hog_exited;
 	int hog_status;

@@ -96,6 +96,9 @@ static const struct scenario scenarios[] = {
 	  "munmap: the cache maps a chunk a miss, populates it, munmap()s "
 	  "what the kernel's shrinker asks for", run_stress,
 	  { "--strategy", "kernel", "--free", "munmap" }, 0, true, true },
+	/* cgroup v2 with memory.reclaim only: skipped with the reason else */
+	STRATEGY("reclaim-agent", "a Senpai-like agent writes memory.reclaim "
+		 "to hold the usage under the target", false),
 };
 
 #define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -779,6 +782,22 @@ static bool selected(const struct report_suite_cfg *o, const char *name)
 	return false;
 }
 
+/* why the reclaim-agent strategy cannot run here, NULL if it can */
+static const char *no_memory_reclaim(const struct suite *su,
+				     const struct scenario *s)
+{
+	const struct mp_cgroup *mem;
+
+	if (!s->strategy || strcmp(s->stress_args[1], "reclaim-agent"))
+		return NULL;
+	if (!su->par)
+		return "needs memory.reclaim: there is no memory cgroup";
+	mem = mp_target_cg(&su->par->t, MP_ROLE_MEMORY);
+	if (mem->hier.version == MP_CG_V1)
+		return "needs memory.reclaim (cgroup v2): the memory controller is on cgroup v1 here";
+	return NULL;
+}
+
 static json_t *run_scenario(struct suite *su, const struct scenario *s)
 {
 	json_t *sc = json_object(), *runs = json_array(), *run;
@@ -800,6 +819,12 @@ static json_t *run_scenario(struct suite *su, const struct scenario *s)
 		json_object_set_new(sc, "reason", json_string(s->strategy ?
 			"needs the kernel's shrinker (a patched kernel)" :
 			"no kernel shrinker: the same as 'shrinker' here"));
+		return sc;
+	}
+	if (no_memory_reclaim(su, s)) {
+		json_object_set_new(sc, "status", json_string("skipped"));
+		json_object_set_new(sc, "reason",
+				    json_string(no_memory_reclaim(su, s)));
 		return sc;
 	}
 	for (i = 0; i < su->cfg->repeat && !report_signal; i++) {

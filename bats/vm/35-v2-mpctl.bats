@@ -106,3 +106,17 @@ cg() {
 	jq -e '.swap_growth_bytes >= 50331648' "$out" ||
 		fail "swap growth $(jq .swap_growth_bytes "$out"), the hog had $sw"
 }
+
+@test "v2 mpctl: stress --strategy reclaim-agent writes memory.reclaim, not OOM-killed" {
+	requires mpctl swap
+	# the cache wants twice the limit and never gives back itself; the
+	# agent asks memory.reclaim for what is above 85 % of the limit, and
+	# reclaim can only take anonymous chunks to swap (the zram device)
+	mp_run mpctl stress --strategy reclaim-agent --swap --limit 128M \
+		--duration 5s --json
+	assert_success
+	echo "$output" | jq -e '.strategy == "reclaim-agent" and
+		.oom_kills == 0 and .cache.memory_reclaim_writes > 0 and
+		.cache.memory_reclaim_bytes > 0 and .cache.reads > 0' >&2 ||
+		fail "stress document: $output"
+}
