@@ -448,7 +448,7 @@ static void reclaim_agent(struct run *r, uint64_t usage)
 	    usage <= target)
 		return;
 	snprintf(buf, sizeof(buf), "%" PRIu64, usage - target);
-	if (!mp_cg_write(&r->c.cg, "memory.reclaim", buf)) {
+	if (!mp_cg_write(r->c.cg, "memory.reclaim", buf)) {
 		r->res->agent_writes++;
 		r->res->agent_bytes += usage - target;
 	}
@@ -799,12 +799,13 @@ static int prepare(struct run *r, struct mp_err *err)
 	if (stress_strategy_kernel(cfg->strategy))
 		scfg.backend = MP_BACKEND_MEMPRESSURE;
 	if (cfg->strategy == STRESS_STRATEGY_RECLAIM_AGENT &&
-	    (!r->c.cg.dir[0] || r->c.cg.hier.version == MP_CG_V1 ||
-	     !mp_cg_has_file(&r->c.cg, "memory.reclaim")))
+	    (!r->c.cg->dir[0] || !r->c.cg->hier ||
+	     r->c.cg->hier->version == MP_CG_V1 ||
+	     !mp_cg_has_file(r->c.cg, "memory.reclaim")))
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 			       "strategy 'reclaim-agent' needs memory.reclaim (cgroup v2, Linux 5.19+), which cgroup '%s' has not%s",
-			       r->c.cg.path[0] ? r->c.cg.path : "/",
-			       r->c.cg.hier.version == MP_CG_V1 ?
+			       r->c.cg->path[0] ? r->c.cg->path : "/",
+			       r->c.cg->hier && r->c.cg->hier->version == MP_CG_V1 ?
 			       ": its memory controller is on cgroup v1" : "");
 	if ((!cfg->strategy || stress_strategy_shrinker(cfg->strategy)) &&
 	    mp_shrinker_open(&scfg, &r->sh, err))

@@ -793,7 +793,7 @@ static const char *no_memory_reclaim(const struct suite *su,
 	if (!su->par)
 		return "needs memory.reclaim: there is no memory cgroup";
 	mem = mp_target_cg(&su->par->t, MP_ROLE_MEMORY);
-	if (mem->hier.version == MP_CG_V1)
+	if (mem->hier && mem->hier->version == MP_CG_V1)
 		return "needs memory.reclaim (cgroup v2): the memory controller is on cgroup v1 here";
 	return NULL;
 }
