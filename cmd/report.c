@@ -450,6 +450,26 @@ static void print_tables(const json_t *doc)
 		print_scenario(sc);
 }
 
+/* why a row was judged by a rule rather than by the test */
+static void print_rule(const json_t *row)
+{
+	const char *rule = json_string_value(json_object_get(row, "rule"));
+	const char *sc = json_string_value(json_object_get(row, "scenario"));
+
+	if (!rule)
+		return;
+	if (!strcmp(rule, "oom"))
+		printf("%s: an OOM kill in NEW where no BASE run had one is a "
+		       "regression, whatever the test says\n", sc);
+	else if (!strcmp(rule, "none") &&
+		 !strcmp(json_string_value(json_object_get(row, "verdict")),
+			 "worse"))
+		printf("%s: %s not measured in NEW, which had no %s in any "
+		       "run: BASE did what NEW no longer does\n", sc,
+		       json_string_value(json_object_get(row, "metric")),
+		       json_string_value(json_object_get(row, "per")));
+}
+
 static void print_compare(const json_t *cmp)
 {
 	json_t *row, *ms;
@@ -480,6 +500,11 @@ static void print_compare(const json_t *cmp)
 			snprintf(p, sizeof(p), "%.3g", json_number_value(pv));
 		else
 			snprintf(p, sizeof(p), "-");
+		if (json_is_number(json_object_get(row, "new")))
+			fmt_value(unit, json_number_value(
+				  json_object_get(row, "new")), b, sizeof(b));
+		else
+			snprintf(b, sizeof(b), "-");
 		if (json_is_number(mde))
 			snprintf(e, sizeof(e), "%.1f%%",
 				 json_number_value(mde));
@@ -491,10 +516,11 @@ static void print_compare(const json_t *cmp)
 		       json_string_value(json_object_get(row, "better")),
 		       fmt_value(unit, json_number_value(
 				 json_object_get(row, "base")), a, sizeof(a)),
-		       fmt_value(unit, json_number_value(
-				 json_object_get(row, "new")), b, sizeof(b)),
+		       b,
+		       json_is_number(json_object_get(row, "delta")) ?
 		       fmt_delta(unit, json_number_value(
-				 json_object_get(row, "delta")), c, sizeof(c)),
+				 json_object_get(row, "delta")), c, sizeof(c)) :
+		       "-",
 		       d, p, e, !strcmp(v, "worse") ? "WORSE" : v);
 	}
 	ms = json_object_get(cmp, "missing_scenarios");
@@ -506,11 +532,7 @@ static void print_compare(const json_t *cmp)
 		printf("metric '%s' is in BASE, not in NEW\n",
 		       json_string_value(row));
 	json_array_foreach(json_object_get(cmp, "rows"), i, row)
-		if (json_object_get(row, "rule"))
-			printf("%s: an OOM kill in NEW where no BASE run had one "
-			       "is a regression, whatever the test says\n",
-			       json_string_value(json_object_get(row,
-								 "scenario")));
+		print_rule(row);
 	printf("(medians; p: one-sided rank-sum test, a verdict needs p <= "
 	       "%g, a new median beyond the base's boot-to-boot interval, "
 	       "and beyond its every run by the minimum effect; mde: the "

@@ -23,12 +23,15 @@ const struct mp_metric mp_metrics[] = {
 	/* listen: wake-up to line read */
 	{ "latency_p50_ns", { "latency.p50_ns" },
 	  MP_BETTER_LOWER, 5, 100, 20000, "ns",
-	  "median latency: wake-up to line read (listen)", .headline = true },
+	  "median latency: wake-up to line read (listen)", .headline = true,
+	  .per = "events_total" },
 	{ "latency_p99_ns", { "latency.p99_ns" },
 	  MP_BETTER_LOWER, 10, 200, 100000, "ns",
-	  "99th percentile latency (listen)" },
+	  "99th percentile latency (listen)",
+	  .per = "events_total" },
 	{ "latency_max_ns", { "latency.max_ns" },
-	  MP_BETTER_LOWER, 25, 400, 1000000, "ns", "worst latency (listen)" },
+	  MP_BETTER_LOWER, 25, 400, 1000000, "ns", "worst latency (listen)",
+	  .per = "events_total" },
 	/*
 	 * stress: request read to chunks freed. A request half as big takes
 	 * half as long and is no improvement: shown, not judged; what is
@@ -37,10 +40,11 @@ const struct mp_metric mp_metrics[] = {
 	{ "request_latency_p50_ns", { "reclaim_latency.p50_ns" },
 	  MP_BETTER_LOWER, 5, 100, 20000, "ns",
 	  "median time from a request read to its chunks freed (not judged)",
-	  .info = true },
+	  .info = true, .per = "reclaim_requests" },
 	{ "request_latency_p99_ns", { "reclaim_latency.p99_ns" },
 	  MP_BETTER_LOWER, 10, 200, 100000, "ns",
-	  "99th percentile of the same (not judged)", .info = true },
+	  "99th percentile of the same (not judged)", .info = true,
+	  .per = "reclaim_requests" },
 	/*
 	 * stress: one chunk's allocation, map to every page faulted in. The
 	 * program stalls there while the kernel reclaims for it; a kernel
@@ -73,7 +77,8 @@ const struct mp_metric mp_metrics[] = {
 	  .info = true },
 	{ "chunks_per_request", { NULL }, MP_BETTER_HIGHER, 5, 50, 0.5,
 	  "ratio", "chunks freed per request: fewer wake-ups for the same "
-	  "memory is better (computed)", .headline = true },
+	  "memory is better (computed)", .headline = true,
+	  .per = "reclaim_requests" },
 	/*
 	 * Level events count threshold crossings, which a boot's page
 	 * layout moves: 21-25% boot to boot on 6.12 in the deterministic
@@ -83,7 +88,8 @@ const struct mp_metric mp_metrics[] = {
 	{ "events_total", { "events_total" }, MP_BETTER_HIGHER, 30, 60, 1,
 	  "count", "pressure events, low + medium + critical (computed)" },
 	{ "first_event_ns", { "first_event_ns" }, MP_BETTER_LOWER, 5, 100,
-	  10000000, "ns", "time from the start to the first event (listen)" },
+	  10000000, "ns", "time from the start to the first event (listen)",
+	  .per = "events_total" },
 	{ "alloc_bytes_per_s", { "alloc_throughput_bytes_per_s" },
 	  MP_BETTER_HIGHER, 2, 50, 1048576, "bytes/s",
 	  "allocation throughput of the stress engine", .headline = true },
@@ -667,6 +673,37 @@ static bool new_oom_kill(const json_t *bs, const json_t *cs)
 	       !mp_json_path_num(cs, "max", &cmax) && cmax > 0;
 }
 
+/*
+ * NEW lacks metric m, measured per m->per (a latency per request), and
+ * that count is 0 in every run of NEW: a row saying so, judged like any
+ * other (worse, or info for a metric never judged), or NULL when the
+ * metric is simply missing
+ */
+static json_t *absent_row(const char *scenario, const struct mp_metric *m,
+			  const json_t *bs, const json_t *cm)
+{
+	double bmed, cmax;
+	json_t *row;
+
+	if (!m->per ||
+	    mp_json_path_num(json_object_get(cm, m->per), "max", &cmax) ||
+	    cmax != 0 || mp_json_path_num(bs, "median", &bmed))
+		return NULL;
+	row = json_object();
+	json_object_set_new(row, "scenario", json_string(scenario));
+	json_object_set_new(row, "metric", json_string(m->name));
+	json_object_set_new(row, "unit", json_string(m->unit));
+	json_object_set_new(row, "better", json_string(
+				    mp_better_name(m->better)));
+	json_object_set_new(row, "base", num(bmed));
+	json_object_set_new(row, "new", json_null());
+	json_object_set_new(row, "verdict", json_string(m->info ? "info" :
+							"worse"));
+	json_object_set_new(row, "rule", json_string("none"));
+	json_object_set_new(row, "per", json_string(m->per));
+	return row;
+}
+
 json_t *mp_report_compare(const json_t *base, const json_t *cur,
 			  const struct mp_compare_opts *o,
 			  struct mp_err *err)
@@ -705,14 +742,15 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 
 			if (!bs)
 				continue;
-			if (!cs) {
+			row = cs ? compare_row(name, m, bs, cs, o) :
+			      absent_row(name, m, bs, cm);
+			if (!cs && !row) {
 				snprintf(name_metric, sizeof(name_metric),
 					 "%s/%s", name, m->name);
 				json_array_append_new(mmetrics,
 						      json_string(name_metric));
 				continue;
 			}
-			row = compare_row(name, m, bs, cs, o);
 			if (!row)
 				continue;
 			if (m->info)

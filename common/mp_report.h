@@ -49,6 +49,13 @@ struct mp_metric {
 	bool info;
 	/* an outcome: too few runs for a verdict on it fails the gate */
 	bool headline;
+	/*
+	 * The count it is measured per (a latency per request, per event):
+	 * NEW without a metric that BASE has, where that count is 0 in
+	 * every run of NEW, stopped doing what BASE did. That is a
+	 * regression (rule "none"), not missing data
+	 */
+	const char *per;
 };
 
 extern const struct mp_metric mp_metrics[];

@@ -45,6 +45,9 @@
 #                 drop1of5  (2) drop one shrinker request in five
 #                 delay2ms  (3) busy-wait 2 ms before every level
 #                           notification and every shrinker request
+#                 noaskfirst (4) never ask shrinkers early (the charge
+#                           path, over memory.high): only reclaim asks,
+#                           as without the "ask first" patch
 #               DEMOS is a comma-separated list (or "all"); each demo boots
 #               once and is compared with the pooled base on its own:
 #               every one must be flagged (exit 4 if one is not). The patch
@@ -54,6 +57,8 @@
 #               changes. Afterwards the harness's tree of NEW_KVER is
 #               rebuilt with its real series
 #   -R          the old regression demo: -D drop3of4
+#   -g y|n      MGLRU on (y) or off (n) in every boot before the report
+#               (/sys/kernel/mm/lru_gen/enabled; default: the kernel's)
 #   -P          the machines people run: cgroup2 alone on /sys/fs/cgroup
 #               (run-vm.sh's v2pure boot) and the kernels booted with
 #               cgroup_disable=mempressure, stock for memcg's paths; the
@@ -107,13 +112,14 @@ base_image=
 new_image=
 use_base=
 pure=0
+lru_gen=
 
 msg() { printf 'compare-kernels: %s\n' "$*" >&2; }
 die() { msg "$*"; exit 2; }
 usage() { sed -n '4,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 posint() { case $2 in '' | *[!0-9]*) msg "-$1 '$2': a number"; usage ;; esac; }
 
-while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPh opt; do
+while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPg:h opt; do
 	case $opt in
 	M) mode=$OPTARG ;;
 	S) shift_=$OPTARG ;;
@@ -136,6 +142,7 @@ while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPh opt; do
 	D) demos=$OPTARG ;;
 	R) demos=drop3of4 ;;
 	P) pure=1 ;;
+	g) lru_gen=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -150,9 +157,13 @@ case $mode in
 det | tcg) ;;
 *) msg "-M '$mode': det or tcg"; usage ;;
 esac
+case $lru_gen in
+'' | y | n) ;;
+*) msg "-g '$lru_gen': y or n"; usage ;;
+esac
 [ "$mode" = det ] || [ "$jobs" = 1 ] ||
 	die "-j needs -M det: plain TCG boots that share the host slow each other down"
-[ "$demos" = all ] && demos=drop3of4,drop1of5,delay2ms
+[ "$demos" = all ] && demos=drop3of4,drop1of5,delay2ms,noaskfirst
 export VMTEST_MODE=$mode
 [ -z "$shift_" ] || export VMTEST_ICOUNT_SHIFT=$shift_
 
@@ -166,6 +177,7 @@ demo_id() {
 	drop3of4) echo 1 ;;
 	drop1of5) echo 2 ;;
 	delay2ms) echo 3 ;;
+	noaskfirst) echo 4 ;;
 	*) return 1 ;;
 	esac
 }
@@ -175,7 +187,7 @@ if [ -n "$demos" ]; then
 	[ "$build" = 1 ] || die "-D and -B exclude each other: -D builds NEW"
 	for d in ${demos//,/ }; do
 		demo_id "$d" >/dev/null ||
-			die "-D '$d': drop3of4, drop1of5, delay2ms or all"
+			die "-D '$d': drop3of4, drop1of5, delay2ms, noaskfirst or all"
 	done
 	ls "$top/kernel-patch/$new"/0*.patch >/dev/null 2>&1 ||
 		die "no series in kernel-patch/$new: the demos break the kernel's shrinker"
@@ -236,6 +248,12 @@ mount_v1() {
 	[ -x /mpctl/bin/mpctl ] || { echo "no /mpctl/bin/mpctl" >&2; return 1; }
 	mount_v1 memory
 	mount_v1 mempressure
+	# -g: MGLRU on or off for every scenario (CONFIG_LRU_GEN)
+	if [ -n "$lru_gen" ]; then
+		[ -w /sys/kernel/mm/lru_gen/enabled ] ||
+			{ echo "-g $lru_gen: no /sys/kernel/mm/lru_gen/enabled" >&2; return 1; }
+		echo $lru_gen >/sys/kernel/mm/lru_gen/enabled
+	fi
 	rc=0
 	/mpctl/bin/mpctl report $report_args -o /tmp/report.json \\
 		2>/tmp/report.err || rc=\$?

@@ -15,6 +15,11 @@
 #   2  drops one shrinker request in five
 #   3  busy-waits 2 ms (mdelay) before every level notification and
 #      every shrinker request
+#   4  never asks shrinkers early: __mempressure_charge() (the charge
+#      path near the limits) and mempressure_ask_high() (over
+#      memory.high) do nothing, so only reclaim asks, as before the
+#      "ask userspace shrinkers first" patch; a kernel where that
+#      patch regressed must be flagged by the MGLRU + zram comparison
 #
 # It is generated, not kept as a diff with line numbers, so that it keeps
 # applying while the series changes: mm/mempressure.c as the series leaves
@@ -69,7 +74,9 @@ cp "$work/tree/$file" "$work/a/$file"
 #  - mpc_shrinker_deliver: renamed mpc_shrinker_deliver_real, and a new
 #    mpc_shrinker_deliver with the same signature in front of it that drops
 #    or waits, then calls it
-awk -v sig='static void mpc_shrinker_deliver(struct mpc_listener *l, u64 nr)' '
+awk -v sig='static void mpc_shrinker_deliver(struct mpc_listener *l, u64 nr)' \
+	-v csig='bool __mempressure_charge(struct mem_cgroup *memcg)' \
+	-v asig='void mempressure_ask_high(struct mem_cgroup *memcg)' '
 	function fail(m) { print "mk-demo-patch: " m > "/dev/stderr"; bad = 1; exit 1 }
 	{ lines[NR] = $0 }
 	/^#include / { last_inc = NR }
@@ -77,6 +84,8 @@ awk -v sig='static void mpc_shrinker_deliver(struct mpc_listener *l, u64 nr)' '
 	want && /^\{$/ { insert[NR] = "\tbool mpc_demo_waited __maybe_unused = mpc_test_demo_delay();"; notify = 1; want = 0 }
 	want && /;$/ { want = 0 }
 	$0 == sig { deliver = NR }
+	$0 == csig { charge = NR }
+	$0 == asig { askhigh = NR }
 	/^static void mpc_shrinker_deliver\(/ && $0 != sig && $0 !~ /;[[:space:]]*$/ {
 		fail("mpc_shrinker_deliver has another signature than \"" sig "\": " $0)
 	}
@@ -88,7 +97,37 @@ awk -v sig='static void mpc_shrinker_deliver(struct mpc_listener *l, u64 nr)' '
 			fail("no \"" sig "\" in mm/mempressure.c")
 		if (!last_inc)
 			fail("no #include in mm/mempressure.c")
+		if (!charge)
+			fail("no \"" csig "\" in mm/mempressure.c")
+		if (!askhigh)
+			fail("no \"" asig "\" in mm/mempressure.c")
 		for (i = 1; i <= NR; i++) {
+			if (i == charge) {
+				print "static bool __mempressure_charge_real(struct mem_cgroup *memcg);"
+				print ""
+				print csig
+				print "{"
+				print "\tif (mpc_test_demo == 4)"
+				print "\t\treturn false;"
+				print "\treturn __mempressure_charge_real(memcg);"
+				print "}"
+				print ""
+				print "static bool __mempressure_charge_real(struct mem_cgroup *memcg)"
+				continue
+			}
+			if (i == askhigh) {
+				print "static void mempressure_ask_high_real(struct mem_cgroup *memcg);"
+				print ""
+				print asig
+				print "{"
+				print "\tif (mpc_test_demo == 4)"
+				print "\t\treturn;"
+				print "\tmempressure_ask_high_real(memcg);"
+				print "}"
+				print ""
+				print "static void mempressure_ask_high_real(struct mem_cgroup *memcg)"
+				continue
+			}
 			if (i == deliver) {
 				print "static void mpc_shrinker_deliver_real(struct mpc_listener *l, u64 nr);"
 				print ""
@@ -114,7 +153,9 @@ awk -v sig='static void mpc_shrinker_deliver(struct mpc_listener *l, u64 nr)' '
 				print " * TEST ONLY, never in a real kernel: break the controller on"
 				print " * purpose for compare-kernels.sh -D. mempressure.test_demo="
 				print " * 1 drops 3 shrinker requests of 4, 2 drops 1 in 5, 3 waits"
-				print " * 2 ms before every notification and request."
+				print " * 2 ms before every notification and request, 4 never asks"
+				print " * shrinkers early (charge path, over memory.high): only reclaim"
+				print " * asks, as before the ask-first patch."
 				print " */"
 				print "static int mpc_test_demo;"
 				print "module_param_named(test_demo, mpc_test_demo, int, 0444);"
