@@ -177,6 +177,35 @@ png_size() {
 	echo "$output" | jq -e '.missing_metrics | index("hog/alloc_bytes_per_s") != null'
 }
 
+@test "report --compare: a kernel that stopped asking (no requests, so no request latency) is a regression, not missing data" {
+	cd "$BATS_TEST_TMPDIR"
+	# both sides' metrics computed by this mpctl from their runs
+	jq 'del(.scenarios[].metrics)' "$FIX/report-base.json" > base.json
+	# what compare-kernels.sh's noaskfirst demo does to the scenario:
+	# no request in any run of NEW, so nothing measured per request
+	jq '(.scenarios[] | select(.name == "shrinker") | .runs[]) |=
+		(.reclaim_requests = 0 | .chunks_freed = 0 | del(.reclaim_latency))' \
+		base.json > noask.json
+	run --separate-stderr "$MPCTL_BIN" report --compare --json base.json noask.json
+	assert_failure 1
+	echo "$output" | jq -e '(.missing_metrics | length == 0) and
+		([.rows[] | select(.scenario == "shrinker" and .rule == "none")] |
+		 (map(.metric) | sort == ["chunks_per_request",
+			"request_latency_p50_ns", "request_latency_p99_ns"]) and
+		 all(.per == "reclaim_requests" and .new == null) and
+		 (map(select(.verdict == "worse")) | map(.metric) ==
+			["chunks_per_request"]))'
+	mpctl report --compare base.json noask.json
+	assert_failure 1
+	assert_line "shrinker: chunks_per_request not measured in NEW, which had no reclaim_requests in any run: BASE did what NEW no longer does"
+	# the same metrics gone while NEW did make requests: missing data, 65
+	jq '(.scenarios[] | select(.name == "shrinker") | .runs[]) |=
+		del(.reclaim_latency)' base.json > nolat.json
+	mpctl report --compare base.json nolat.json
+	assert_failure 65
+	assert_output --partial "lacks metrics of 'base.json': shrinker/request_latency_p50_ns, shrinker/request_latency_p99_ns"
+}
+
 @test "report --compare: too few runs for a verdict is 65 unless --allow-unsure, even 0 -> 50 OOM kills" {
 	cd "$BATS_TEST_TMPDIR"
 	jq '.scenarios |= map(.runs |= .[:1]) | del(.scenarios[].metrics)' \

@@ -23,15 +23,12 @@ const struct mp_metric mp_metrics[] = {
 	/* listen: wake-up to line read */
 	{ "latency_p50_ns", { "latency.p50_ns" },
 	  MP_BETTER_LOWER, 5, 100, 20000, "ns",
-	  "median latency: wake-up to line read (listen)", .headline = true,
-	  .per = "events_total" },
+	  "median latency: wake-up to line read (listen)", .headline = true },
 	{ "latency_p99_ns", { "latency.p99_ns" },
 	  MP_BETTER_LOWER, 10, 200, 100000, "ns",
-	  "99th percentile latency (listen)",
-	  .per = "events_total" },
+	  "99th percentile latency (listen)" },
 	{ "latency_max_ns", { "latency.max_ns" },
-	  MP_BETTER_LOWER, 25, 400, 1000000, "ns", "worst latency (listen)",
-	  .per = "events_total" },
+	  MP_BETTER_LOWER, 25, 400, 1000000, "ns", "worst latency (listen)" },
 	/*
 	 * stress: request read to chunks freed. A request half as big takes
 	 * half as long and is no improvement: shown, not judged; what is
@@ -88,8 +85,7 @@ const struct mp_metric mp_metrics[] = {
 	{ "events_total", { "events_total" }, MP_BETTER_HIGHER, 30, 60, 1,
 	  "count", "pressure events, low + medium + critical (computed)" },
 	{ "first_event_ns", { "first_event_ns" }, MP_BETTER_LOWER, 5, 100,
-	  10000000, "ns", "time from the start to the first event (listen)",
-	  .per = "events_total" },
+	  10000000, "ns", "time from the start to the first event (listen)" },
 	{ "alloc_bytes_per_s", { "alloc_throughput_bytes_per_s" },
 	  MP_BETTER_HIGHER, 2, 50, 1048576, "bytes/s",
 	  "allocation throughput of the stress engine", .headline = true },
