@@ -158,14 +158,15 @@ run: deps all
 # boot the patched 6.1 and 6.12 kernels, run mpctl report in each, compare
 # (deterministic mode, 3 boots of each; COMPARE_ARGS: more options)
 compare-kernels: all static
-	kernel-patch/scripts/compare-kernels.sh -j 2 -n 3 $(COMPARE_ARGS) 6.1 6.12
+	kernel-patch/scripts/compare-kernels.sh -j 2 -n 3 -g y $(COMPARE_ARGS) 6.1 6.12
 
 # --compare against 6.12 built once with a test-only patch whose breakage
 # is chosen at boot (drop 3 of 4 shrinker requests, drop 1 in 5, delay
-# every notification and request by 2 ms): each must be flagged, a control
-# boot of the real 6.12 must not be; rebuilds 6.12 twice
+# every notification and request by 2 ms, never ask early): each must be
+# flagged, a control boot of the real 6.12 must not be; rebuilds 6.12
+# twice. MGLRU on (-g y) in every comparison (compare-kernels.sh -g)
 regression-demo: all static
-	@rc=0; kernel-patch/scripts/compare-kernels.sh -j 2 -D all -C \
+	@rc=0; kernel-patch/scripts/compare-kernels.sh -j 2 -g y -D all -C \
 		$(COMPARE_ARGS) -o $(O)/compare-regress 6.12 6.12 || rc=$$?; \
 	case $$rc in \
 	1) echo "regression-demo: every demo kernel is flagged, the control is not" ;; \
@@ -182,10 +183,10 @@ compare-v2pure: all static
 		-o $(O)/compare-v2pure 6.1 6.12
 
 compare-matrix: all static
-	kernel-patch/scripts/compare-kernels.sh -j 2 -b 5 -n 5 -c 5 \
+	kernel-patch/scripts/compare-kernels.sh -j 2 -g y -b 5 -n 5 -c 5 \
 		$(COMPARE_ARGS) -o $(O)/compare-matrix 6.1 6.12; \
 	rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
-	kernel-patch/scripts/compare-kernels.sh -j 2 -c 5 -D all \
+	kernel-patch/scripts/compare-kernels.sh -j 2 -g y -c 5 -D all \
 		-U $(O)/compare-matrix/report-6.12-pooled.json $(COMPARE_ARGS) \
 		-o $(O)/compare-matrix-regress 6.12 6.12; \
 	rc=$$?; [ $$rc = 1 ] || { echo "compare-matrix: demos or controls failed ($$rc)" >&2; exit 1; }

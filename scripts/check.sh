@@ -88,8 +88,12 @@ if [ $host_only = 0 ]; then
 			# each kernel booted $boots times, boots two at a time
 			# (icount timings do not depend on the host's load)
 			boots=${MPCTL_COMPARE_BOOTS:-3}
+			# MGLRU on (-g y), the harder case for the series: there
+			# reclaim swaps out at the first priority, where a
+			# kernel that does not ask first loses the chunks to
+			# zram (the noaskfirst demo below)
 			cargs=(-M det -d "${MPCTL_COMPARE_DURATION:-2s}" -r 3
-			       -j "${MPCTL_COMPARE_JOBS:-2}")
+			       -j "${MPCTL_COMPARE_JOBS:-2}" -g y)
 			echo "== mpctl report on 6.1 and 6.12, deterministic, $boots boots each, compared"
 			cmpdir=build/compare
 			log=$tapdir/compare.log
@@ -117,7 +121,8 @@ if [ $host_only = 0 ]; then
 
 			# the demos (make regression-demo): 6.12 built once with
 			# a test-only patch whose breakage is chosen at boot
-			# (drop 3 of 4 requests, 2 ms delay); each must be
+			# (drop 3 of 4 requests, 2 ms delay, never ask early as
+			# without the "ask first" patch); each must be
 			# flagged against the pooled 6.12 of the run above, a
 			# control boot of the real 6.12 must not be. drop1of5 is
 			# left to make regression-demo: since the v1 wait of
@@ -125,14 +130,14 @@ if [ $host_only = 0 ]; then
 			# dropped request lost (measured: reclaim_requests +75%,
 			# chunks_freed -0.3%), which the report calls no
 			# regression in some boots (README-harness.md)
-			echo "== --compare on 6.12 broken two ways and on another boot of 6.12"
+			echo "== --compare on 6.12 broken three ways and on another boot of 6.12"
 			base612=$cmpdir/report-6.12-pooled.json
 			dargs=(-b "$boots")
 			[ -s "$base612" ] && dargs=(-U "$base612")
 			cmpdir=build/compare-regress
 			log=$tapdir/compare-regress.log
 			kernel-patch/scripts/compare-kernels.sh "${cargs[@]}" \
-				"${dargs[@]}" -D drop3of4,delay2ms -c 1 -o "$cmpdir" \
+				"${dargs[@]}" -D drop3of4,delay2ms,noaskfirst -c 1 -o "$cmpdir" \
 				6.12 6.12 >"$log" 2>&1
 			rc=$?
 			sed 's/^/# /' "$cmpdir"/control-1.txt "$cmpdir"/demo-*.txt 2>/dev/null |
@@ -144,7 +149,7 @@ if [ $host_only = 0 ]; then
 					echo "not ok 1 --compare does not flag another boot of 6.12 (status $rc, see $log)"
 				fi
 				n=2
-				for d in drop3of4 delay2ms; do
+				for d in drop3of4 delay2ms noaskfirst; do
 					if jq -e '.regressions > 0' "$cmpdir/demo-$d.json" >/dev/null 2>&1; then
 						echo "ok $n --compare flags the $d demo kernel"
 					else
