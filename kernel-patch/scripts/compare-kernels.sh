@@ -51,9 +51,10 @@
 #               DEMOS is a comma-separated list (or "all"); each demo boots
 #               once and is compared with the pooled base on its own:
 #               every one must be flagged (exit 4 if one is not). The patch
-#               inserts lines at the start of the bodies of
-#               mpc_shrinker_deliver() and mpc_notify_levels(), found by
-#               their names, so it keeps applying when the code around them
+#               puts wrappers in front of mpc_shrinker_deliver(),
+#               __mempressure_charge() and mempressure_ask_high() and a
+#               line at the start of mpc_notify_levels(), found by their
+#               names, so it keeps applying when the code around them
 #               changes. Afterwards the harness's tree of NEW_KVER is
 #               rebuilt with its real series
 #   -R          the old regression demo: -D drop3of4
