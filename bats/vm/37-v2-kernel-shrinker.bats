@@ -195,7 +195,7 @@ thp_always() {
 	hog "$d/hog" 64M 10
 	mp_stop_bg
 	h=$(asked "$BATS_TEST_TMPDIR/honest")
-	echo "asked: honest alone $alone chunks, beside the liar $h chunks, liar $(asked "$BATS_TEST_TMPDIR/liar") chunks" >&2
+	echo "# asked: honest alone $alone chunks, beside the liar $h chunks, liar $(asked "$BATS_TEST_TMPDIR/liar") chunks" >&3
 	[ "$alone" -gt 0 ] || fail "the honest shrinker alone was never asked"
 	[ $((h * 3)) -ge "$alone" ] ||
 		fail "beside the liar the honest shrinker was asked $h chunks, alone $alone: under a third"
