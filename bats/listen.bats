@@ -113,6 +113,18 @@ hog() {
 	assert_output ""
 }
 
+@test "listen: -q silences -v's informational lines, not the events" {
+	requires root memcg
+	cg=$(make_memcg quiet)
+	run --separate-stderr "$MPCTL_BIN" listen -b memcg -c "$cg" -t 300ms -v -q
+	mp_trace "mpctl listen -v -q"
+	assert_success
+	[ -z "$stderr" ]
+	run --separate-stderr "$MPCTL_BIN" listen -b memcg -c "$cg" -t 300ms --quiet -c /nonexistent-mpctl
+	[ "$status" -eq 1 ]
+	[[ $stderr == "mpctl listen: "* ]]
+}
+
 @test "listen: SIGTERM and SIGINT end it cleanly" {
 	requires root memcg
 	cg=$(make_memcg sig)

@@ -41,6 +41,7 @@ struct listen_opts {
 	uint64_t timeout_ns;		/* 0: none */
 	bool json;
 	bool verbose;
+	bool quiet;		/* -q: no informational lines, wins over -v */
 	bool realtime;
 	const char *exec;
 	const char *metrics;		/* --metrics FILE */
@@ -75,6 +76,8 @@ static const struct argp_option options[] = {
 	  "the cgroup's memory event counters (for node_exporter's textfile "
 	  "collector), replaced atomically at each event", 0 },
 	{ "verbose", 'v', NULL, 0, "say on stderr when listening starts", 0 },
+	{ "quiet", 'q', NULL, 0,
+	  "no informational lines on stderr (errors and events still print; wins over -v)", 0 },
 	{ "realtime", OPT_REALTIME, NULL, 0,
 	  "run as SCHED_FIFO with memory locked, as lmkd does", 0 },
 	{ "sysroot", OPT_SYSROOT, "DIR", 0,
@@ -127,6 +130,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		o->verbose = true;
+		break;
+	case 'q':
+		o->quiet = true;
 		break;
 	case OPT_REALTIME:
 		o->realtime = true;
@@ -410,6 +416,8 @@ int cmd_listen(int argc, char **argv)
 	int ret;
 
 	cmd_argp_parse(&listen_argp, argc, argv, &o);
+	if (o.quiet)
+		o.verbose = false;
 	ret = check_backend_opts(&o);
 	if (ret)
 		return ret;
