@@ -24,6 +24,7 @@
 #include "mp_target.h"
 #include "mp_json.h"
 #include "mp_metrics.h"
+#include "mp_notify.h"
 #include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
@@ -448,10 +449,18 @@ int cmd_listen(int argc, char **argv)
 			  mp_source_file(src));
 	if (o.verbose && mp_source_note(src))
 		cmd_error("note: %s", mp_source_note(src));
+	/* a service manager waiting for us ($NOTIFY_SOCKET): registered */
+	if (mp_notify("READY=1", &err)) {
+		ret = cmd_fail(&err);
+		goto out_source;
+	}
 	/* the timeout counts from when listening starts */
 	if (o.timeout_ns)
 		w.deadline = mp_now_ns(CLOCK_MONOTONIC) + o.timeout_ns;
 	ret = listen_loop(&o, src, &w);
+	/* best effort: the manager learns it anyway when we exit */
+	mp_notify("STOPPING=1", &err);
+out_source:
 	mp_source_close(src);
 out_waiter:
 	mp_waiter_close(&w);
