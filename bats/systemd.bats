@@ -59,3 +59,63 @@ notify_recv() {
 	[ "$status" -eq 64 ]
 	assert_output "mpctl listen: unsupported NOTIFY_SOCKET 'vsock:2:1234': expected an absolute path or '@name'"
 }
+
+# systemd's default trigger, base64 with its NUL as systemd encodes it
+MP_WRITE=$(printf 'some 200000 2000000\0' | base64)
+
+@test "systemd: listen without -c/-b watches \$MEMORY_PRESSURE_WATCH with its trigger" {
+	requires root psi
+	MEMORY_PRESSURE_WATCH=/proc/pressure/memory MEMORY_PRESSURE_WRITE=$MP_WRITE \
+		run "$MPCTL_BIN" listen -v -t 300ms
+	mp_trace "mpctl listen (MEMORY_PRESSURE_WATCH)"
+	assert_success
+	assert_line --partial "backend=psi"
+	assert_line --partial "file=/proc/pressure/memory"
+	assert_line --partial "with trigger 'some 200000 2000000'"
+}
+
+@test "systemd: -b memcg and -c ignore \$MEMORY_PRESSURE_WATCH" {
+	requires root memcg
+	cg=$(make_memcg watch-c)
+	MEMORY_PRESSURE_WATCH=/dev/null run "$MPCTL_BIN" listen -b memcg -t 300ms
+	assert_success
+	MEMORY_PRESSURE_WATCH=/dev/null run "$MPCTL_BIN" listen -c "$cg" -t 300ms
+	assert_success
+}
+
+@test "systemd: MEMORY_PRESSURE_WATCH=/dev/null is off: one line, status 69" {
+	requires root
+	MEMORY_PRESSURE_WATCH=/dev/null run "$MPCTL_BIN" listen -t 300ms
+	[ "$status" -eq 69 ]
+	assert_output "mpctl listen: memory pressure watching is off (MEMORY_PRESSURE_WATCH=/dev/null)"
+}
+
+@test "systemd: bad base64 or a bad trigger in MEMORY_PRESSURE_WRITE is a usage error (64)" {
+	requires root psi
+	for bad in 'c29tZS!!' 'c29tZQ=x' 'A' 'AAAA'; do
+		MEMORY_PRESSURE_WATCH=/proc/pressure/memory MEMORY_PRESSURE_WRITE=$bad \
+			run "$MPCTL_BIN" listen -t 300ms
+		mp_trace "MEMORY_PRESSURE_WRITE=$bad"
+		[ "$status" -eq 64 ]
+		[ "${#lines[@]}" -eq 1 ]
+		assert_output --regexp "^mpctl listen: invalid MEMORY_PRESSURE_WRITE '.*': (not base64|not a trigger string)$"
+	done
+	MEMORY_PRESSURE_WATCH=/proc/pressure/memory MEMORY_PRESSURE_WRITE=$(printf bogus | base64) \
+		run "$MPCTL_BIN" listen -t 300ms
+	[ "$status" -eq 64 ]
+	assert_output --partial "cannot register trigger 'bogus' on '/proc/pressure/memory'"
+	MEMORY_PRESSURE_WATCH=relative run "$MPCTL_BIN" listen -t 300ms
+	[ "$status" -eq 64 ]
+}
+
+@test "systemd: the emulated shrinker honours \$MEMORY_PRESSURE_WATCH too" {
+	requires root psi
+	MEMORY_PRESSURE_WATCH=/proc/pressure/memory MEMORY_PRESSURE_WRITE=$MP_WRITE \
+		run "$MPCTL_BIN" register --emulate --chunk 1M -v -- true
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	assert_success
+	assert_line --partial "mode=emulated backend=psi cgroup=/ "
+	MEMORY_PRESSURE_WATCH=/dev/null run "$MPCTL_BIN" register --emulate --chunk 1M -- true
+	[ "$status" -eq 69 ]
+	assert_output --partial "memory pressure watching is off"
+}

@@ -155,7 +155,11 @@ static const struct argp listen_argp = {
 	"Print memory pressure events of a cgroup, one line each.\v"
 	"Exit status: 0 after --count events, at --timeout or on SIGINT/"
 	"SIGTERM; 1 on failure (e.g. the cgroup was removed); 64 usage "
-	"error; 69 no such kernel interface; 77 permission denied.",
+	"error; 69 no such kernel interface; 77 permission denied.\n"
+	"Without -c and -b, $MEMORY_PRESSURE_WATCH and $MEMORY_PRESSURE_WRITE "
+	"(systemd.exec(5)) name the PSI file and its trigger (base64); "
+	"/dev/null means off (69). $NOTIFY_SOCKET gets READY=1 once "
+	"listening.",
 	NULL, NULL, NULL
 };
 
@@ -429,6 +433,8 @@ int cmd_listen(int argc, char **argv)
 	}
 	mp_target_resolve(o.cgroup, target);
 	o.cfg.target = target;
+	/* without -c and -b, a service manager's choice counts */
+	o.cfg.env_watch = o.cfg.backend == MP_BACKEND_AUTO;
 
 	/* signals arrive through a signalfd, so poll() is the only wait */
 	if (mp_waiter_init(&w, 0, &err)) {

@@ -52,6 +52,13 @@ struct mp_source_cfg {
 	const struct mp_target *target;
 	bool psi_set;			/* psi: override the level's default */
 	struct mp_psi_trigger psi;
+	/*
+	 * Honour systemd.exec(5)'s $MEMORY_PRESSURE_WATCH and
+	 * $MEMORY_PRESSURE_WRITE when the target is the caller's own and
+	 * neither a mode nor a psi trigger is given: the file watched with
+	 * the trigger written into it ("/dev/null": off, status 69).
+	 */
+	bool env_watch;
 };
 
 struct mp_event {
