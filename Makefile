@@ -22,6 +22,7 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 COMPDIR ?= $(PREFIX)/share/bash-completion/completions
+DOCDIR ?= $(PREFIX)/share/doc/mpctl
 DESTDIR ?=
 
 CC ?= cc
@@ -129,6 +130,8 @@ install: all
 	for c in $(COMMANDS); do \
 		ln -sf mpctl $(DESTDIR)$(COMPDIR)/mpctl-$$c; \
 	done
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 contrib/mpctl-listen.service $(DESTDIR)$(DOCDIR)/examples/
 
 # mempressure_test is a test program of the build tree, not installed
 # (older versions installed it: uninstall removes that too)
@@ -138,6 +141,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MANPAGES))))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(filter %.7,$(MANPAGES))))
 	rm -f $(DESTDIR)$(COMPDIR)/mpctl $(addprefix $(DESTDIR)$(COMPDIR)/mpctl-,$(COMMANDS))
+	rm -f $(DESTDIR)$(DOCDIR)/examples/mpctl-listen.service
+	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 deps:
 	scripts/deps.sh

@@ -119,3 +119,24 @@ MP_WRITE=$(printf 'some 200000 2000000\0' | base64)
 	[ "$status" -eq 69 ]
 	assert_output --partial "memory pressure watching is off"
 }
+
+@test "systemd: contrib/mpctl-listen.service passes systemd-analyze verify" {
+	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+	sed "s|/usr/local/bin/mpctl|$MPCTL_BIN|" "$ROOT/contrib/mpctl-listen.service" \
+		>"$BATS_TEST_TMPDIR/mpctl-listen.service"
+	run systemd-analyze verify --man=no "$BATS_TEST_TMPDIR/mpctl-listen.service"
+	mp_trace "systemd-analyze verify"
+	assert_success
+	# systemd before 254 does not know the memory pressure keys: only that
+	run grep -v "Unknown key 'MemoryPressure\(Watch\|ThresholdSec\)'" <<<"$output"
+	assert_output ""
+}
+
+@test "systemd: make install puts the example unit under the doc dir" {
+	run make -s -C "$ROOT" install DESTDIR="$BATS_TEST_TMPDIR/dest" PREFIX=/usr
+	assert_success
+	[ -f "$BATS_TEST_TMPDIR/dest/usr/share/doc/mpctl/examples/mpctl-listen.service" ]
+	run make -s -C "$ROOT" uninstall DESTDIR="$BATS_TEST_TMPDIR/dest" PREFIX=/usr
+	assert_success
+	[ ! -e "$BATS_TEST_TMPDIR/dest/usr/share/doc/mpctl" ]
+}
