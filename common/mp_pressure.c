@@ -921,6 +921,27 @@ out:
 	return ret;
 }
 
+int mp_source_group(struct mp_source *const *src, int n, struct mp_err *err)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int i, gfd;
+
+	gfd = epoll_create1(EPOLL_CLOEXEC);
+	if (gfd < 0)
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_create1");
+	for (i = 0; i < n; i++) {
+		if (!src[i])
+			continue;
+		ev.data.u32 = i;
+		if (epoll_ctl(gfd, EPOLL_CTL_ADD, src[i]->epfd, &ev)) {
+			mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_ctl");
+			close(gfd);
+			return -1;
+		}
+	}
+	return gfd;
+}
+
 int mp_source_fd(const struct mp_source *src)
 {
 	return src->epfd;

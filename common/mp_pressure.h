@@ -110,5 +110,10 @@ const char *mp_source_file(const struct mp_source *src);
 /* Why the source is not what was asked (a fallback), or NULL. */
 const char *mp_source_note(const struct mp_source *src);
 void mp_source_close(struct mp_source *src);
+/*
+ * One fd (an epoll) readable when any of the n sources (NULL entries are
+ * skipped) has events pending; closing a source takes it out. -1 on error.
+ */
+int mp_source_group(struct mp_source *const *src, int n, struct mp_err *err);
 
 #endif
