@@ -22,6 +22,7 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 COMPDIR ?= $(PREFIX)/share/bash-completion/completions
+DOCDIR ?= $(PREFIX)/share/doc/mpctl
 DESTDIR ?=
 
 CC ?= cc
@@ -77,7 +78,7 @@ PROGS := $(patsubst stress/%.c,$(O)/%,$(wildcard $(STANDALONE)))
 STATIC_PROGS := $(patsubst $(O)/%,$(O)/static/%,$(PROGS))
 MANPAGES := $(wildcard man/*.1 man/*.7)
 
-all: $(O)/mpctl $(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS)
+all: $(O)/mpctl $(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS) $(O)/notify-recv
 
 # -MMD -MP: each object's header dependencies, written by the compiler
 # beside it (.d) and included below; touching a header rebuilds the
@@ -129,6 +130,8 @@ install: all
 	for c in $(COMMANDS); do \
 		ln -sf mpctl $(DESTDIR)$(COMPDIR)/mpctl-$$c; \
 	done
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 contrib/mpctl-listen.service $(DESTDIR)$(DOCDIR)/examples/
 
 # mempressure_test is a test program of the build tree, not installed
 # (older versions installed it: uninstall removes that too)
@@ -138,6 +141,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MANPAGES))))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(filter %.7,$(MANPAGES))))
 	rm -f $(DESTDIR)$(COMPDIR)/mpctl $(addprefix $(DESTDIR)$(COMPDIR)/mpctl-,$(COMMANDS))
+	rm -f $(DESTDIR)$(DOCDIR)/examples/mpctl-listen.service
+	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 deps:
 	scripts/deps.sh
@@ -215,18 +220,24 @@ $(O)/fuzz-parse: $(O)/obj/bats/fuzz/parse.o $(COMMON_OBJS)
 	$(quiet) LD $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
+# the service manager's end of sd_notify(3), for bats/systemd.bats
+$(O)/notify-recv: $(O)/obj/bats/notify-recv.o
+	$(quiet) LD $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^
+
 bench: all
 	@for b in $(wildcard bench/*.sh); do $$b || exit 1; done
 
 clean:
 	rm -rf $(O)/obj $(O)/static $(O)/static-obj $(O)/mpctl $(O)/asan \
-		$(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS) $(O)/tap
+		$(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS) $(O)/tap \
+		$(O)/notify-recv
 
 -include kernel-patch/kernel.mk
 
 # the header dependencies of the objects built so far (none on a fresh
 # tree, where everything is built anyway)
 -include $(OBJS:.o=.d) $(PROGS:$(O)/%=$(O)/obj/stress/%.d) \
-	$(O)/obj/bats/fuzz/parse.d
+	$(O)/obj/bats/fuzz/parse.d $(O)/obj/bats/notify-recv.d
 
 .PHONY: asan deps-host compare-kernels regression-demo compare-matrix compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean

@@ -50,6 +50,14 @@ setup() {
 	assert_output ok
 }
 
+@test "add: -q is accepted and errors still print" {
+	requires root
+	mpctl register --chunk 1M -- sh -c '$MPCTL add -q 10 && $MPCTL add --quiet --wait --timeout 300ms'
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	[ "$status" -eq 1 ]
+	assert_output --partial 'mpctl add: no reclaim request within the timeout'
+}
+
 @test "add: --wait times out with status 1 when nobody asks" {
 	requires root
 	mpctl register --chunk 1M -- sh -c '$MPCTL add 10; $MPCTL add --wait --timeout 300ms'

@@ -113,6 +113,18 @@ hog() {
 	assert_output ""
 }
 
+@test "listen: -q silences -v's informational lines, not the events" {
+	requires root memcg
+	cg=$(make_memcg quiet)
+	run --separate-stderr "$MPCTL_BIN" listen -b memcg -c "$cg" -t 300ms -v -q
+	mp_trace "mpctl listen -v -q"
+	assert_success
+	[ -z "$stderr" ]
+	run --separate-stderr "$MPCTL_BIN" listen -b memcg -c "$cg" -t 300ms --quiet -c /nonexistent-mpctl
+	[ "$status" -eq 1 ]
+	[[ $stderr == "mpctl listen: "* ]]
+}
+
 @test "listen: SIGTERM and SIGINT end it cleanly" {
 	requires root memcg
 	cg=$(make_memcg sig)
@@ -133,6 +145,47 @@ hog() {
 	[ "$st" -eq 1 ]
 	run cat "$MP_BG_ERR"
 	assert_line --partial "mpctl listen: cgroup removed '/$MP_RUN_ID-gone'"
+}
+
+@test "listen: several -c watch every cgroup, each event names its own" {
+	requires root memcg stress-ng jq
+	a=$(make_memcg multi-a 64M)
+	b=$(make_memcg multi-b 64M)
+	mpctl_bg listen -b memcg -c "$a" -c "$b" --json -n 1 -t 25s -v
+	run cat "$MP_BG_ERR"
+	assert_line --partial "cgroup=/$MP_RUN_ID-multi-a "
+	assert_line --partial "cgroup=/$MP_RUN_ID-multi-b "
+	# pressure in the first only: the first -c is not replaced by the second
+	hog "$a"
+	wait_exit "$MP_BG_PID" 30
+	run jq -e -r '.event.cgroup' "$MP_BG_OUT"
+	assert_success
+	assert_output "/$MP_RUN_ID-multi-a"
+}
+
+@test "listen: with several -c a removed cgroup is said, the others go on, status 1 at the end" {
+	requires root memcg
+	a=$(make_memcg keep-a)
+	b=$(make_memcg keep-b)
+	mpctl_bg listen -b memcg -c "$a" -c "$b" -t 2s -v
+	rmdir "$b"
+	sleep 0.5
+	# still listening on the other
+	kill -0 "$MP_BG_PID"
+	st=0
+	wait_exit "$MP_BG_PID" 10 || st=$?
+	[ "$st" -eq 1 ]
+	run cat "$MP_BG_ERR"
+	assert_line --partial "mpctl listen: cgroup removed '/$MP_RUN_ID-keep-b'"
+}
+
+@test "listen: --metrics takes one -c" {
+	requires root memcg
+	a=$(make_memcg met-a)
+	b=$(make_memcg met-b)
+	mpctl listen -b memcg -c "$a" -c "$b" --metrics "$BATS_TEST_TMPDIR/m.prom" -t 300ms
+	[ "$status" -eq 64 ]
+	assert_output "mpctl listen: --metrics describes one cgroup: give one -c"
 }
 
 @test "listen: psi listener exits 1 when its cgroup2 group is removed" {

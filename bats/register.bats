@@ -165,6 +165,16 @@ setup() {
 	assert_line --regexp "^20[0-9-]+T[0-9:.]+Z mode=[a-z0-9-]+ backend=[a-z]+ cgroup=/$MP_RUN_ID-reg-text2 chunks=[1-9][0-9]* bytes=[0-9]+$"
 }
 
+@test "register: -q silences -v's registered line, not the command" {
+	requires root
+	run --separate-stderr "$MPCTL_BIN" register --chunk 1M -v -q -- sh -c 'echo ran'
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	mp_trace "mpctl register -v -q"
+	assert_success
+	assert_output ran
+	[ -z "$stderr" ]
+}
+
 @test "register: monitor exits 0 on SIGTERM" {
 	requires root
 	mpctl_bg register --chunk 1M -v

@@ -42,11 +42,16 @@ san() {
 	assert_success
 	refute_output --partial "Sanitizer"
 	refute_output --partial "runtime error"
-	assert_line "[] size=- chunk=- duration=- long=- psi=- backend=- level=- mode=- json=ok"
-	assert_line "[4096] size=ok chunk=ok duration=ok long=- psi=- backend=- level=- mode=- json=ok"
-	assert_line "[6000] size=ok chunk=- duration=ok long=- psi=- backend=- level=- mode=- json=ok"
+	assert_line "[] size=- chunk=- duration=- long=- psi=- backend=- level=- mode=- base64=ok json=ok"
+	assert_line "[4096] size=ok chunk=ok duration=ok long=- psi=- backend=- level=- mode=- base64=ok json=ok"
+	assert_line "[6000] size=ok chunk=- duration=ok long=- psi=- backend=- level=- mode=- base64=ok json=ok"
 	assert_line --partial "[18446744073709551616] size=- chunk=- duration=- long=-"
 	assert_line --partial "[some 100ms 1s] size=- chunk=- duration=- long=- psi=ok"
+	# base64: padding, a digit after it, stray bits, too long for 32 bytes
+	assert_line --partial "[c29tZQ==] size=- chunk=- duration=- long=- psi=- backend=- level=- mode=- base64=ok"
+	assert_line --partial "[c29tZQ=x] size=- chunk=- duration=- long=- psi=- backend=- level=- mode=- base64=-"
+	assert_line --partial "[c29tZR==] size=- chunk=- duration=- long=- psi=- backend=- level=- mode=- base64=-"
+	assert_line --partial "[c29tZSAyMDAwMDAgMjAwMDAwMCBzb21lIDIwMDAwMCAyMDAwMDAw] size=- chunk=- duration=- long=- psi=- backend=- level=- mode=- base64=-"
 	[ "${#lines[@]}" -eq "$(grep -vc '^#' "$FUZZ/values.txt")" ]
 }
 

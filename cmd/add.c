@@ -37,6 +37,7 @@ struct add_opts {
 	uint64_t timeout_ns;	/* 0: none */
 	bool timeout_set;
 	bool json;
+	bool quiet;	/* -q: accepted; add prints no informational lines */
 };
 
 static const struct argp_option options[] = {
@@ -46,6 +47,8 @@ static const struct argp_option options[] = {
 	{ "timeout", 't', "TIME", 0,
 	  "with --wait: give up after TIME (exit 1)", 0 },
 	{ "json", 'j', NULL, 0, "with --wait: print the request as JSON", 0 },
+	{ "quiet", 'q', NULL, 0,
+	  "no informational lines on stderr (add prints none; errors still print)", 0 },
 	{ 0 }
 };
 
@@ -64,6 +67,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'j':
 		o->json = true;
+		break;
+	case 'q':
+		o->quiet = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (o->have_n)

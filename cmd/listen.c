@@ -24,6 +24,7 @@
 #include "mp_target.h"
 #include "mp_json.h"
 #include "mp_metrics.h"
+#include "mp_notify.h"
 #include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
@@ -34,13 +35,18 @@
 #define LISTEN_SCHEMA		"mpctl-listen"
 #define LISTEN_SCHEMA_VERSION	1
 
+/* -c may be given this many times */
+#define LISTEN_MAX_CGROUPS	64
+
 struct listen_opts {
 	struct mp_source_cfg cfg;
-	const char *cgroup;		/* NULL: the caller's own */
+	const char *cgroup[LISTEN_MAX_CGROUPS];	/* none: the caller's own */
+	int ncgroup;
 	long long count;		/* 0: unlimited */
 	uint64_t timeout_ns;		/* 0: none */
 	bool json;
 	bool verbose;
+	bool quiet;		/* -q: no informational lines, wins over -v */
 	bool realtime;
 	const char *exec;
 	const char *metrics;		/* --metrics FILE */
@@ -58,7 +64,8 @@ static const struct argp_option options[] = {
 	  "threshold: low (default), medium, critical (alias oom)", 0 },
 	{ "cgroup", 'c', "PATH", 0,
 	  "cgroup to watch: cgroupfs path or path in the hierarchy "
-	  "(default: the caller's own)", 0 },
+	  "(default: the caller's own); repeat to watch several, each event "
+	  "names its cgroup", 0 },
 	{ "backend", 'b', "NAME", 0,
 	  "mempressure, memcg, psi or auto (default: best present)", 0 },
 	{ "mode", 'm', "MODE", 0,
@@ -75,6 +82,8 @@ static const struct argp_option options[] = {
 	  "the cgroup's memory event counters (for node_exporter's textfile "
 	  "collector), replaced atomically at each event", 0 },
 	{ "verbose", 'v', NULL, 0, "say on stderr when listening starts", 0 },
+	{ "quiet", 'q', NULL, 0,
+	  "no informational lines on stderr (errors and events still print; wins over -v)", 0 },
 	{ "realtime", OPT_REALTIME, NULL, 0,
 	  "run as SCHED_FIFO with memory locked, as lmkd does", 0 },
 	{ "sysroot", OPT_SYSROOT, "DIR", 0,
@@ -93,7 +102,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cmd_argerr(state, "unknown level '%s'", arg);
 		break;
 	case 'c':
-		o->cgroup = cmd_arg_str(state, key, arg);
+		if (o->ncgroup == LISTEN_MAX_CGROUPS)
+			cmd_argerr(state, "too many cgroups: at most %d",
+				   LISTEN_MAX_CGROUPS);
+		o->cgroup[o->ncgroup++] = cmd_arg_str(state, key, arg);
 		break;
 	case 'b':
 		if (mp_backend_parse(arg, &o->cfg.backend))
@@ -128,6 +140,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		o->verbose = true;
 		break;
+	case 'q':
+		o->quiet = true;
+		break;
 	case OPT_REALTIME:
 		o->realtime = true;
 		break;
@@ -147,8 +162,14 @@ static const struct argp listen_argp = {
 	options, parse_opt, NULL,
 	"Print memory pressure events of a cgroup, one line each.\v"
 	"Exit status: 0 after --count events, at --timeout or on SIGINT/"
-	"SIGTERM; 1 on failure (e.g. the cgroup was removed); 64 usage "
-	"error; 69 no such kernel interface; 77 permission denied.",
+	"SIGTERM; 1 on failure (e.g. the cgroup was removed: with several "
+	"-c, listening goes on for the others and the status is 1 at the "
+	"end); 64 usage "
+	"error; 69 no such kernel interface; 77 permission denied.\n"
+	"Without -c and -b, $MEMORY_PRESSURE_WATCH and $MEMORY_PRESSURE_WRITE "
+	"(systemd.exec(5)) name the PSI file and its trigger (base64); "
+	"/dev/null means off (69). $NOTIFY_SOCKET gets READY=1 once "
+	"listening.",
 	NULL, NULL, NULL
 };
 
@@ -341,42 +362,151 @@ fail:
 	return -1;
 }
 
-static int listen_loop(const struct listen_opts *o, struct mp_source *src,
-		       struct mp_waiter *w)
+/* What a listener holds open: a source per cgroup and their group fd. */
+struct listener {
+	struct mp_target *target[LISTEN_MAX_CGROUPS];	/* 56 KB each */
+	struct mp_source *src[LISTEN_MAX_CGROUPS];	/* NULL: closed */
+	int n;			/* cgroups */
+	int live;		/* sources still open */
+	bool lost;		/* a source failed: status 1 at the end */
+	bool ready;		/* READY=1 sent */
+	int gfd;		/* readable when any source is; -1: one */
+	uint64_t seq;
+	struct mp_listen_metrics m;
+};
+
+/*
+ * A source that failed (its cgroup removed): say so and close it; the
+ * others go on. 0 while some are left, -1 when none is.
+ */
+static int drop_source(struct listener *l, int i, const struct mp_err *err)
 {
-	struct mp_listen_metrics m = {
-		.backend = mp_backend_name(mp_source_backend(src)),
-		.cg = mp_source_cgroup(src),
-	};
+	cmd_fail(err);
+	mp_source_close(l->src[i]);
+	l->src[i] = NULL;
+	l->lost = true;
+	return --l->live ? 0 : -1;
+}
+
+/* The pending events of source i: 0, 1 when --count is reached, -1 */
+static int pump_one(const struct listen_opts *o, struct listener *l, int i,
+		    struct mp_waiter *w)
+{
 	struct mp_event ev;
 	struct mp_err err;
-	uint64_t seq = 0;
 	int ret;
 
-	if (write_metrics(o, &m))
-		return MP_EXIT_FAILURE;
-
-	for (;;) {
-		ret = cmd_wait(w, mp_source_fd(src));
-		if (ret <= 0)
-			return ret ? MP_EXIT_FAILURE : MP_EXIT_OK;
-		ret = mp_source_read(src, &ev, &err);
-		if (ret < 0)
-			return cmd_fail(&err);
-		if (!ret)
-			continue;
-		if (print_event(o, src, &ev, ++seq, w)) {
-			cmd_write_error(errno);
-			return MP_EXIT_FAILURE;
-		}
-		m.events[ev.level]++;
-		m.notifications[ev.level] += ev.count;
-		m.last_event_ns = ev.time_ns;
-		if (write_metrics(o, &m))
-			return MP_EXIT_FAILURE;
-		if (o->count && seq >= (uint64_t)o->count)
-			return MP_EXIT_OK;
+	ret = mp_source_read(l->src[i], &ev, &err);
+	if (ret < 0)
+		return drop_source(l, i, &err);
+	if (!ret)
+		return 0;
+	if (print_event(o, l->src[i], &ev, ++l->seq, w)) {
+		cmd_write_error(errno);
+		l->lost = true;
+		return -1;
 	}
+	l->m.events[ev.level]++;
+	l->m.notifications[ev.level] += ev.count;
+	l->m.last_event_ns = ev.time_ns;
+	if (write_metrics(o, &l->m)) {
+		l->lost = true;
+		return -1;
+	}
+	return o->count && l->seq >= (uint64_t)o->count;
+}
+
+/* Print events until --count, --timeout, a signal or no source is left. */
+static int listen_pump(const struct listen_opts *o, struct listener *l,
+		       struct mp_waiter *w)
+{
+	int i, ret;
+
+	l->m.backend = mp_backend_name(mp_source_backend(l->src[0]));
+	l->m.cg = mp_source_cgroup(l->src[0]);
+	if (write_metrics(o, &l->m))
+		return MP_EXIT_FAILURE;
+	for (;;) {
+		ret = cmd_wait(w, l->gfd >= 0 ? l->gfd :
+				 mp_source_fd(l->src[0]));
+		if (ret < 0)
+			l->lost = true;
+		if (ret <= 0)
+			break;
+		ret = 0;
+		for (i = 0; i < l->n; i++)
+			if (l->src[i] && (ret = pump_one(o, l, i, w)))
+				break;
+		if (ret)
+			break;
+	}
+	return l->lost ? MP_EXIT_FAILURE : MP_EXIT_OK;
+}
+
+static void say_listening(const struct listen_opts *o,
+			  const struct mp_source *src)
+{
+	enum mp_backend b = mp_source_backend(src);
+
+	if (!o->verbose)
+		return;
+	cmd_error("listening: backend=%s cgroup=%s level=%s file=%s",
+		  mp_backend_name(b), mp_source_cgroup(src)->path,
+		  mp_level_native(b, o->cfg.level), mp_source_file(src));
+	if (mp_source_note(src))
+		cmd_error("note: %s", mp_source_note(src));
+}
+
+/* Open a source per cgroup and their group; 0 or the exit status (told) */
+static int listen_start(struct listen_opts *o, struct listener *l)
+{
+	struct mp_err err;
+	int i;
+
+	l->n = o->ncgroup ? o->ncgroup : 1;
+	for (i = 0; i < l->n; i++) {
+		l->target[i] = malloc(sizeof(*l->target[i]));
+		if (!l->target[i]) {
+			mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "out of memory");
+			return cmd_fail(&err);
+		}
+		mp_target_resolve(o->ncgroup ? o->cgroup[i] : NULL,
+				  l->target[i]);
+		o->cfg.target = l->target[i];
+		if (mp_source_open(&o->cfg, &l->src[i], &err))
+			return cmd_fail(&err);
+		l->live++;
+		say_listening(o, l->src[i]);
+	}
+	/* one cgroup: its own fd, no group (an fd fewer) */
+	if (l->n > 1) {
+		l->gfd = mp_source_group(l->src, l->n, &err);
+		if (l->gfd < 0)
+			return cmd_fail(&err);
+	}
+	/* a service manager waiting for us ($NOTIFY_SOCKET): registered */
+	if (mp_notify("READY=1", &err))
+		return cmd_fail(&err);
+	l->ready = true;
+	return 0;
+}
+
+static void listen_stop(struct listener *l)
+{
+	struct mp_err err;
+	int i;
+
+	if (l->gfd >= 0)
+		close(l->gfd);
+	for (i = 0; i < l->n; i++) {
+		if (l->src[i])
+			mp_source_close(l->src[i]);
+		free(l->target[i]);
+	}
+	/* best effort: the manager learns it anyway when we exit */
+	if (l->ready)
+		mp_notify("STOPPING=1", &err);
+	free(l);
 }
 
 /*
@@ -395,6 +525,10 @@ static int check_backend_opts(const struct listen_opts *o)
 		cmd_error("--mode applies to the memcg backend only");
 		return MP_EXIT_USAGE;
 	}
+	if (o->metrics && o->ncgroup > 1) {
+		cmd_error("--metrics describes one cgroup: give one -c");
+		return MP_EXIT_USAGE;
+	}
 	return 0;
 }
 
@@ -403,51 +537,45 @@ int cmd_listen(int argc, char **argv)
 	struct listen_opts o = {
 		.cfg = { .backend = MP_BACKEND_AUTO, .level = MP_LEVEL_LOW },
 	};
-	struct mp_target *target;	/* 56 KB: on the heap */
+	struct listener *l;
 	struct mp_waiter w;
-	struct mp_source *src;
 	struct mp_err err;
 	int ret;
 
 	cmd_argp_parse(&listen_argp, argc, argv, &o);
+	if (o.quiet)
+		o.verbose = false;
 	ret = check_backend_opts(&o);
 	if (ret)
 		return ret;
-	target = malloc(sizeof(*target));
-	if (!target) {
+	l = calloc(1, sizeof(*l));
+	if (!l) {
 		cmd_error("out of memory");
 		return MP_EXIT_FAILURE;
 	}
-	mp_target_resolve(o.cgroup, target);
-	o.cfg.target = target;
+	l->gfd = -1;
+	/* without -c and -b, a service manager's choice counts */
+	o.cfg.env_watch = o.cfg.backend == MP_BACKEND_AUTO;
 
 	/* signals arrive through a signalfd, so poll() is the only wait */
 	if (mp_waiter_init(&w, 0, &err)) {
 		ret = cmd_fail(&err);
-		goto out_target;
+		goto out;
 	}
-	if ((o.realtime && mp_realtime(&err)) ||
-	    mp_source_open(&o.cfg, &src, &err)) {
+	if (o.realtime && mp_realtime(&err)) {
 		ret = cmd_fail(&err);
 		goto out_waiter;
 	}
-	if (o.verbose)
-		cmd_error("listening: backend=%s cgroup=%s level=%s file=%s",
-			  mp_backend_name(mp_source_backend(src)),
-			  mp_source_cgroup(src)->path,
-			  mp_level_native(mp_source_backend(src),
-					  o.cfg.level),
-			  mp_source_file(src));
-	if (o.verbose && mp_source_note(src))
-		cmd_error("note: %s", mp_source_note(src));
+	ret = listen_start(&o, l);
+	if (ret)
+		goto out_waiter;
 	/* the timeout counts from when listening starts */
 	if (o.timeout_ns)
 		w.deadline = mp_now_ns(CLOCK_MONOTONIC) + o.timeout_ns;
-	ret = listen_loop(&o, src, &w);
-	mp_source_close(src);
+	ret = listen_pump(&o, l, &w);
 out_waiter:
 	mp_waiter_close(&w);
-out_target:
-	free(target);
+out:
+	listen_stop(l);
 	return ret;
 }

@@ -27,6 +27,7 @@
 #include "cmd.h"
 #include "mp_cgroup.h"
 #include "mp_json.h"
+#include "mp_notify.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
@@ -49,6 +50,7 @@ struct register_opts {
 	bool timeout_set;
 	bool json;
 	bool verbose;
+	bool quiet;		/* -q: no informational lines, wins over -v */
 	bool join;
 	char **argv;		/* COMMAND, NULL for a monitor */
 };
@@ -84,6 +86,9 @@ static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "monitor: print JSON Lines", 0 },
 	{ "verbose", 'v', NULL, 0,
 	  "say on stderr how the shrinker is registered", 0 },
+	{ "quiet", 'q', NULL, 0,
+	  "no informational lines on stderr (errors and requests still "
+	  "print; wins over -v)", 0 },
 	{ "sysroot", OPT_SYSROOT, "DIR", OPTION_HIDDEN, "for tests", 0 },
 	{ 0 }
 };
@@ -129,6 +134,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		o->verbose = true;
+		break;
+	case 'q':
+		o->quiet = true;
 		break;
 	case OPT_SYSROOT:
 		mp_set_sysroot(arg);
@@ -381,12 +389,20 @@ int cmd_register(int argc, char **argv)
 		ret = cmd_fail(&err);
 		goto out;
 	}
-	if (o.verbose)
+	if (o.verbose && !o.quiet)
 		describe(sh);
+	/* a service manager waiting for us ($NOTIFY_SOCKET): registered */
+	if (mp_notify("READY=1", &err)) {
+		ret = cmd_fail(&err);
+		goto out_shrinker;
+	}
 	if (o.argv)
 		ret = run_command(&o, sh, sfd, &old);
 	else
 		ret = monitor(&o, sh, sfd);
+	/* best effort: the manager learns it anyway when we exit */
+	mp_notify("STOPPING=1", &err);
+out_shrinker:
 	mp_shrinker_close(sh);
 out:
 	if (sfd >= 0)

@@ -302,3 +302,59 @@ char **mp_parse_words(const char *s, int *n)
 	*n = k;
 	return argv;
 }
+
+static int b64_value(char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+int mp_base64_decode(const char *s, char *out, size_t size, size_t *len)
+{
+	unsigned int acc = 0;
+	size_t n = 0;
+	int bits = 0, pad = 0, digits = 0, v;
+
+	for (; *s; s++) {
+		if (isspace((unsigned char)*s))
+			continue;
+		if (*s == '=') {
+			pad++;
+			continue;
+		}
+		v = b64_value(*s);
+		/* a digit after padding, or not of the alphabet */
+		if (v < 0 || pad)
+			goto bad;
+		digits++;
+		acc = (acc << 6) | (unsigned int)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			if (n + 1 >= size) {
+				errno = ERANGE;
+				return -1;
+			}
+			out[n++] = (char)((acc >> bits) & 0xff);
+		}
+	}
+	/* whole quantums of four, padded or not; no stray bits */
+	if (digits % 4 == 1 || pad > 2 || (pad && (digits + pad) % 4) ||
+	    (acc & ((1u << bits) - 1)))
+		goto bad;
+	out[n] = '\0';
+	*len = n;
+	return 0;
+bad:
+	errno = EINVAL;
+	return -1;
+}

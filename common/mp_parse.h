@@ -43,6 +43,13 @@ int mp_parse_duration(const char *s, uint64_t *ns);
 /* A fraction: "0.85" or "85%" (the same), "2.5" (no range check). */
 int mp_parse_frac(const char *s, double *v);
 
+/*
+ * RFC 4648 base64 (the standard alphabet, '=' padding optional, blanks
+ * ignored) decoded into out, NUL-terminated; *len is the decoded length.
+ * -1 with errno EINVAL (not base64) or ERANGE (does not fit in size).
+ */
+int mp_base64_decode(const char *s, char *out, size_t size, size_t *len);
+
 /* A decimal integer in [min, max] (ERANGE outside); no '+', no blanks. */
 int mp_parse_long(const char *s, long long min, long long max,
 		  long long *val);

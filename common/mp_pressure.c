@@ -637,6 +637,99 @@ static int open_mempressure(struct mp_source *src,
 				cfg->level, err);
 }
 
+/* "some 70000 1000000": the trigger as PSI's files take it */
+static void psi_spec(char *buf, size_t size, const struct mp_psi_trigger *t)
+{
+	snprintf(buf, size, "%s %" PRIu64 " %" PRIu64,
+		 t->full ? "full" : "some", t->stall_us, t->window_us);
+}
+
+/* systemd.exec(5)'s memory pressure protocol, from the environment */
+struct env_watch {
+	char path[PATH_MAX];
+	char trig[256];
+};
+
+/*
+ * *out: the watch $MEMORY_PRESSURE_WATCH names (allocated), or NULL when
+ * it is unset or empty. -1 when it says off ("/dev/null", status 69) or
+ * either variable is malformed (64). $MEMORY_PRESSURE_WRITE is the
+ * trigger in base64, which systemd encodes with its terminating NUL;
+ * without it the level's default trigger is written.
+ */
+static int env_watch_get(const struct mp_source_cfg *cfg,
+			 struct env_watch **out, struct mp_err *err)
+{
+	const char *path = getenv("MEMORY_PRESSURE_WATCH");
+	const char *wr = getenv("MEMORY_PRESSURE_WRITE");
+	struct mp_psi_trigger def;
+	struct env_watch *w;
+	size_t len;
+
+	*out = NULL;
+	if (!path || !*path)
+		return 0;
+	if (!strcmp(path, "/dev/null"))
+		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
+			       "memory pressure watching is off (MEMORY_PRESSURE_WATCH=/dev/null)");
+	if (path[0] != '/' || strlen(path) >= PATH_MAX)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "invalid MEMORY_PRESSURE_WATCH '%s': not an absolute path",
+			       path);
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "out of memory");
+	snprintf(w->path, sizeof(w->path), "%s", path);
+	if (!wr || !*wr) {
+		mp_psi_default(cfg->level, &def);
+		psi_spec(w->trig, sizeof(w->trig), &def);
+		goto ok;
+	}
+	if (mp_base64_decode(wr, w->trig, sizeof(w->trig), &len)) {
+		mp_errf(err, MP_EXIT_USAGE, 0,
+			"invalid MEMORY_PRESSURE_WRITE '%s': %s", wr,
+			errno == ERANGE ? "too long" : "not base64");
+		goto bad;
+	}
+	while (len && w->trig[len - 1] == '\0')
+		len--;
+	if (!len || strlen(w->trig) != len) {
+		mp_errf(err, MP_EXIT_USAGE, 0,
+			"invalid MEMORY_PRESSURE_WRITE '%s': not a trigger string",
+			wr);
+		goto bad;
+	}
+ok:
+	*out = w;
+	return 0;
+bad:
+	free(w);
+	return -1;
+}
+
+/*
+ * The file the service manager named, with its trigger, at the threshold
+ * level; the events name the caller's own cgroup2 group, or "/".
+ */
+static int open_env_watch(struct mp_source *src,
+			  const struct mp_source_cfg *cfg,
+			  const struct mp_target *t,
+			  const struct env_watch *w, struct mp_err *err)
+{
+	const struct mp_cgroup *cg;
+
+	if (!mp_target_get(t, MP_ROLE_UNIFIED, &cg, NULL))
+		src->cg = *cg;
+	else
+		snprintf(src->cg.path, sizeof(src->cg.path), "/");
+	/* no memory.events beside it: the file may be any PSI file */
+	src->system = true;
+	snprintf(src->note, sizeof(src->note),
+		 "MEMORY_PRESSURE_WATCH: '%s' with trigger '%s'", w->path,
+		 w->trig);
+	return trigger_register(src, w->path, w->trig, cfg->level, err);
+}
+
 static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 		    const struct mp_target *t, struct mp_err *err)
 {
@@ -705,9 +798,7 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
 		char spec[96];
 
-		snprintf(spec, sizeof(spec), "%s %" PRIu64 " %" PRIu64,
-			 trig[l].full ? "full" : "some", trig[l].stall_us,
-			 trig[l].window_us);
+		psi_spec(spec, sizeof(spec), &trig[l]);
 		if (trigger_register(src, path, spec, l, err))
 			return -1;
 		if (cfg->psi_set)
@@ -718,6 +809,7 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 
 static int source_open_one(const struct mp_source_cfg *cfg,
 			   const struct mp_target *t, enum mp_backend b,
+			   const struct env_watch *w,
 			   struct mp_source **out, struct mp_err *err)
 {
 	struct mp_source *src;
@@ -743,7 +835,8 @@ static int source_open_one(const struct mp_source_cfg *cfg,
 		break;
 	case MP_BACKEND_PSI:
 		src->cgver = MP_CG_V2;
-		ret = open_psi(src, cfg, t, err);
+		ret = w ? open_env_watch(src, cfg, t, w, err) :
+			  open_psi(src, cfg, t, err);
 		break;
 	default:
 		ret = mp_errf(err, MP_EXIT_USAGE, 0, "unknown backend");
@@ -764,6 +857,7 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 	enum mp_backend b = cfg->backend;
 	const struct mp_target *t = cfg->target;
 	struct mp_target *own = NULL;
+	struct env_watch *w = NULL;
 	struct mp_err first;
 	bool picked = false;
 	int ret = -1;
@@ -787,7 +881,14 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 			return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "cgroup");
 		t = own;
 	}
-	if (!source_open_one(cfg, t, b, out, err)) {
+	if (cfg->env_watch && t->own && !cfg->mode_set && !cfg->psi_set &&
+	    env_watch_get(cfg, &w, err))
+		goto out;
+	if (w) {
+		ret = source_open_one(cfg, t, MP_BACKEND_PSI, w, out, err);
+		goto out;
+	}
+	if (!source_open_one(cfg, t, b, NULL, out, err)) {
 		ret = 0;
 		goto out;
 	}
@@ -801,7 +902,7 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 	    mp_backend_probe(MP_BACKEND_PSI, NULL))
 		goto out;
 	first = *err;
-	if (source_open_one(cfg, t, MP_BACKEND_PSI, out, err)) {
+	if (source_open_one(cfg, t, MP_BACKEND_PSI, NULL, out, err)) {
 		*err = first;
 		goto out;
 	}
@@ -815,8 +916,30 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 	}
 	ret = 0;
 out:
+	free(w);
 	free(own);
 	return ret;
+}
+
+int mp_source_group(struct mp_source *const *src, int n, struct mp_err *err)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int i, gfd;
+
+	gfd = epoll_create1(EPOLL_CLOEXEC);
+	if (gfd < 0)
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_create1");
+	for (i = 0; i < n; i++) {
+		if (!src[i])
+			continue;
+		ev.data.u32 = i;
+		if (epoll_ctl(gfd, EPOLL_CTL_ADD, src[i]->epfd, &ev)) {
+			mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_ctl");
+			close(gfd);
+			return -1;
+		}
+	}
+	return gfd;
 }
 
 int mp_source_fd(const struct mp_source *src)

@@ -52,6 +52,13 @@ struct mp_source_cfg {
 	const struct mp_target *target;
 	bool psi_set;			/* psi: override the level's default */
 	struct mp_psi_trigger psi;
+	/*
+	 * Honour systemd.exec(5)'s $MEMORY_PRESSURE_WATCH and
+	 * $MEMORY_PRESSURE_WRITE when the target is the caller's own and
+	 * neither a mode nor a psi trigger is given: the file watched with
+	 * the trigger written into it ("/dev/null": off, status 69).
+	 */
+	bool env_watch;
 };
 
 struct mp_event {
@@ -103,5 +110,10 @@ const char *mp_source_file(const struct mp_source *src);
 /* Why the source is not what was asked (a fallback), or NULL. */
 const char *mp_source_note(const struct mp_source *src);
 void mp_source_close(struct mp_source *src);
+/*
+ * One fd (an epoll) readable when any of the n sources (NULL entries are
+ * skipped) has events pending; closing a source takes it out. -1 on error.
+ */
+int mp_source_group(struct mp_source *const *src, int n, struct mp_err *err);
 
 #endif

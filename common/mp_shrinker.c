@@ -595,6 +595,8 @@ static int open_emulated(struct mp_shrinker *sh,
 	struct mp_source_cfg scfg = {
 		.backend = cfg->backend,
 		.target = t,
+		/* without a cgroup or backend, the service manager's file */
+		.env_watch = cfg->backend == MP_BACKEND_AUTO,
 	};
 	bool picked = false;
 	int pfd[2], ret;

@@ -43,6 +43,8 @@ int main(void)
 		enum mp_level l;
 		enum mp_mode m;
 		struct mp_err err;
+		char b64[32];
+		size_t len;
 		uint64_t v;
 		long long n;
 		json_t *j;
@@ -64,6 +66,8 @@ int main(void)
 		printf(" backend=%s", mp_backend_parse(line, &b) ? "-" : "ok");
 		printf(" level=%s", mp_level_parse(line, &l) ? "-" : "ok");
 		printf(" mode=%s", mp_mode_parse(line, &m) ? "-" : "ok");
+		printf(" base64=%s", mp_base64_decode(line, b64, sizeof(b64),
+						      &len) ? "-" : "ok");
 		j = mp_json_str(line);
 		s = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
 		printf(" json=%s\n", s ? "ok" : "-");

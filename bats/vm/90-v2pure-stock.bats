@@ -185,6 +185,27 @@ assert_root_clean() {
 		"$BATS_TEST_TMPDIR/ev.json"
 }
 
+@test "v2pure: \$MEMORY_PRESSURE_WATCH: listen watches its own memory.pressure with systemd's trigger" {
+	mkdir -p "$SD/mpw"
+	# throttled at memory.high: a memory stall, no OOM kill
+	echo 24M >"$SD/mpw/memory.high"
+	echo 256M >"$SD/mpw/memory.max"
+	local w
+	w=$(printf 'some 50000 2000000\0' | base64)
+	mpns -g "$SD/mpw" -- env MEMORY_PRESSURE_WATCH="$SD/mpw/memory.pressure" \
+		MEMORY_PRESSURE_WRITE="$w" mpctl listen -n 1 -t 60s --json -v \
+		>"$BATS_TEST_TMPDIR/mpw.json" 2>"$BATS_TEST_TMPDIR/mpw.err" &
+	local lpid=$!
+	mp_wait_line "$BATS_TEST_TMPDIR/mpw.err" listening
+	grep -q "file=$SD/mpw/memory.pressure" "$BATS_TEST_TMPDIR/mpw.err"
+	grep -q "with trigger 'some 50000 2000000'" "$BATS_TEST_TMPDIR/mpw.err"
+	mpns -g "$SD/mpw" -- stress-ng --vm 1 --vm-bytes 64M --vm-keep \
+		--timeout 10s --quiet || true
+	wait "$lpid"
+	jq -e '.event.backend == "psi" and .event.cgroup == "/mpt-sd/mpw"' \
+		"$BATS_TEST_TMPDIR/mpw.json"
+}
+
 @test "v2pure: register and add on cgroup2: the emulated shrinker asks a shell script" {
 	mkdir -p "$SD/reg"
 	echo 64M >"$SD/reg/memory.max"

@@ -1,0 +1,142 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-2.0
+# The service manager's protocols without a service manager: sd_notify(3)
+# readiness through $NOTIFY_SOCKET (bats/notify-recv.c plays systemd), and
+# systemd.exec(5)'s $MEMORY_PRESSURE_WATCH / $MEMORY_PRESSURE_WRITE.
+
+load helpers
+
+NOTIFY_RECV=$ROOT/build/notify-recv
+
+# notify_recv SOCKET COUNT: start the receiver, wait until it is bound;
+# its datagrams go to $NR_OUT, its pid is $NR_PID
+notify_recv() {
+	[ -x "$NOTIFY_RECV" ] || skip "no $NOTIFY_RECV (make)"
+	NR_OUT=$BATS_TEST_TMPDIR/notify.out
+	"$NOTIFY_RECV" "$1" "$2" 10 >"$NR_OUT" 2>"$BATS_TEST_TMPDIR/notify.err" &
+	NR_PID=$!
+	MP_PIDS+=("$NR_PID")
+	local i
+	for i in $(seq 100); do
+		grep -q bound "$BATS_TEST_TMPDIR/notify.err" && return 0
+		sleep 0.05
+	done
+	fail "notify-recv did not bind: $(cat "$BATS_TEST_TMPDIR/notify.err")"
+}
+
+@test "systemd: listen sends READY=1 once listening, STOPPING=1 at exit" {
+	requires root memcg
+	cg=$(make_memcg notify)
+	notify_recv "$BATS_TEST_TMPDIR/notify.sock" 2
+	NOTIFY_SOCKET=$BATS_TEST_TMPDIR/notify.sock \
+		run "$MPCTL_BIN" listen -b memcg -c "$cg" -t 300ms
+	mp_trace "mpctl listen (NOTIFY_SOCKET)"
+	assert_success
+	wait "$NR_PID"
+	run cat "$NR_OUT"
+	assert_line --index 0 READY=1
+	assert_line --index 1 STOPPING=1
+}
+
+@test "systemd: register notifies an abstract socket ('@name') once registered" {
+	requires root
+	notify_recv "@mpctl-test-$MP_RUN_ID" 1
+	NOTIFY_SOCKET=@mpctl-test-$MP_RUN_ID \
+		run "$MPCTL_BIN" register --chunk 1M -- sh -c 'echo ran'
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	mp_trace "mpctl register (NOTIFY_SOCKET)"
+	assert_success
+	wait "$NR_PID"
+	run cat "$NR_OUT"
+	assert_line --index 0 READY=1
+}
+
+@test "systemd: a NOTIFY_SOCKET that is no AF_UNIX address is one line, status 64" {
+	requires root memcg
+	cg=$(make_memcg notify-bad)
+	NOTIFY_SOCKET=vsock:2:1234 run "$MPCTL_BIN" listen -b memcg -c "$cg" -t 300ms
+	mp_trace "mpctl listen (NOTIFY_SOCKET=vsock)"
+	[ "$status" -eq 64 ]
+	assert_output "mpctl listen: unsupported NOTIFY_SOCKET 'vsock:2:1234': expected an absolute path or '@name'"
+}
+
+# systemd's default trigger, base64 with its NUL as systemd encodes it
+MP_WRITE=$(printf 'some 200000 2000000\0' | base64)
+
+@test "systemd: listen without -c/-b watches \$MEMORY_PRESSURE_WATCH with its trigger" {
+	requires root psi
+	MEMORY_PRESSURE_WATCH=/proc/pressure/memory MEMORY_PRESSURE_WRITE=$MP_WRITE \
+		run "$MPCTL_BIN" listen -v -t 300ms
+	mp_trace "mpctl listen (MEMORY_PRESSURE_WATCH)"
+	assert_success
+	assert_line --partial "backend=psi"
+	assert_line --partial "file=/proc/pressure/memory"
+	assert_line --partial "with trigger 'some 200000 2000000'"
+}
+
+@test "systemd: -b memcg and -c ignore \$MEMORY_PRESSURE_WATCH" {
+	requires root memcg
+	cg=$(make_memcg watch-c)
+	MEMORY_PRESSURE_WATCH=/dev/null run "$MPCTL_BIN" listen -b memcg -t 300ms
+	assert_success
+	MEMORY_PRESSURE_WATCH=/dev/null run "$MPCTL_BIN" listen -c "$cg" -t 300ms
+	assert_success
+}
+
+@test "systemd: MEMORY_PRESSURE_WATCH=/dev/null is off: one line, status 69" {
+	requires root
+	MEMORY_PRESSURE_WATCH=/dev/null run "$MPCTL_BIN" listen -t 300ms
+	[ "$status" -eq 69 ]
+	assert_output "mpctl listen: memory pressure watching is off (MEMORY_PRESSURE_WATCH=/dev/null)"
+}
+
+@test "systemd: bad base64 or a bad trigger in MEMORY_PRESSURE_WRITE is a usage error (64)" {
+	requires root psi
+	for bad in 'c29tZS!!' 'c29tZQ=x' 'A' 'AAAA'; do
+		MEMORY_PRESSURE_WATCH=/proc/pressure/memory MEMORY_PRESSURE_WRITE=$bad \
+			run "$MPCTL_BIN" listen -t 300ms
+		mp_trace "MEMORY_PRESSURE_WRITE=$bad"
+		[ "$status" -eq 64 ]
+		[ "${#lines[@]}" -eq 1 ]
+		assert_output --regexp "^mpctl listen: invalid MEMORY_PRESSURE_WRITE '.*': (not base64|not a trigger string)$"
+	done
+	MEMORY_PRESSURE_WATCH=/proc/pressure/memory MEMORY_PRESSURE_WRITE=$(printf bogus | base64) \
+		run "$MPCTL_BIN" listen -t 300ms
+	[ "$status" -eq 64 ]
+	assert_output --partial "cannot register trigger 'bogus' on '/proc/pressure/memory'"
+	MEMORY_PRESSURE_WATCH=relative run "$MPCTL_BIN" listen -t 300ms
+	[ "$status" -eq 64 ]
+}
+
+@test "systemd: the emulated shrinker honours \$MEMORY_PRESSURE_WATCH too" {
+	requires root psi
+	MEMORY_PRESSURE_WATCH=/proc/pressure/memory MEMORY_PRESSURE_WRITE=$MP_WRITE \
+		run "$MPCTL_BIN" register --emulate --chunk 1M -v -- true
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	assert_success
+	assert_line --partial "mode=emulated backend=psi cgroup=/ "
+	MEMORY_PRESSURE_WATCH=/dev/null run "$MPCTL_BIN" register --emulate --chunk 1M -- true
+	[ "$status" -eq 69 ]
+	assert_output --partial "memory pressure watching is off"
+}
+
+@test "systemd: contrib/mpctl-listen.service passes systemd-analyze verify" {
+	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+	sed "s|/usr/local/bin/mpctl|$MPCTL_BIN|" "$ROOT/contrib/mpctl-listen.service" \
+		>"$BATS_TEST_TMPDIR/mpctl-listen.service"
+	run systemd-analyze verify --man=no "$BATS_TEST_TMPDIR/mpctl-listen.service"
+	mp_trace "systemd-analyze verify"
+	assert_success
+	# systemd before 254 does not know the memory pressure keys: only that
+	run grep -v "Unknown key 'MemoryPressure\(Watch\|ThresholdSec\)'" <<<"$output"
+	assert_output ""
+}
+
+@test "systemd: make install puts the example unit under the doc dir" {
+	run make -s -C "$ROOT" install DESTDIR="$BATS_TEST_TMPDIR/dest" PREFIX=/usr
+	assert_success
+	[ -f "$BATS_TEST_TMPDIR/dest/usr/share/doc/mpctl/examples/mpctl-listen.service" ]
+	run make -s -C "$ROOT" uninstall DESTDIR="$BATS_TEST_TMPDIR/dest" PREFIX=/usr
+	assert_success
+	[ ! -e "$BATS_TEST_TMPDIR/dest/usr/share/doc/mpctl" ]
+}
