@@ -529,6 +529,21 @@ static json_t *p_json(double p)
 	return json_real(round(p * mag) / mag);
 }
 
+/* the first keys of a compare row: what it compares, and BASE's median */
+static json_t *row_head(const char *scenario, const struct mp_metric *m,
+			double bmed)
+{
+	json_t *row = json_object();
+
+	json_object_set_new(row, "scenario", json_string(scenario));
+	json_object_set_new(row, "metric", json_string(m->name));
+	json_object_set_new(row, "unit", json_string(m->unit));
+	json_object_set_new(row, "better", json_string(
+				    mp_better_name(m->better)));
+	json_object_set_new(row, "base", num(bmed));
+	return row;
+}
+
 static json_t *compare_row(const char *scenario, const struct mp_metric *m,
 			   const json_t *bs, const json_t *cs,
 			   const struct mp_compare_opts *o)
@@ -615,13 +630,7 @@ static json_t *compare_row(const char *scenario, const struct mp_metric *m,
 		verdict = "better";
 	p_row = bad > 0 ? p_worse : p_better;
 
-	row = json_object();
-	json_object_set_new(row, "scenario", json_string(scenario));
-	json_object_set_new(row, "metric", json_string(m->name));
-	json_object_set_new(row, "unit", json_string(m->unit));
-	json_object_set_new(row, "better", json_string(
-				    mp_better_name(m->better)));
-	json_object_set_new(row, "base", num(bmed));
+	row = row_head(scenario, m, bmed);
 	json_object_set_new(row, "new", num(cmed));
 	json_object_set_new(row, "delta", num_or_null(cmed - bmed));
 	mp_json_set(row, "delta_pct", isnan(pct) ? NULL :
@@ -685,13 +694,7 @@ static json_t *absent_row(const char *scenario, const struct mp_metric *m,
 	    mp_json_path_num(json_object_get(cm, m->per), "max", &cmax) ||
 	    cmax != 0 || mp_json_path_num(bs, "median", &bmed))
 		return NULL;
-	row = json_object();
-	json_object_set_new(row, "scenario", json_string(scenario));
-	json_object_set_new(row, "metric", json_string(m->name));
-	json_object_set_new(row, "unit", json_string(m->unit));
-	json_object_set_new(row, "better", json_string(
-				    mp_better_name(m->better)));
-	json_object_set_new(row, "base", num(bmed));
+	row = row_head(scenario, m, bmed);
 	json_object_set_new(row, "new", json_null());
 	json_object_set_new(row, "verdict", json_string(m->info ? "info" :
 							"worse"));
