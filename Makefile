@@ -49,11 +49,10 @@ CFLAGS ?= -O2 -g
 # -Werror only where the compiler is known: CI (make check), WERROR=1;
 # expanded when used, so that check's target-specific WERROR applies
 WERROR_FLAGS = $(if $(filter 1,$(WERROR)),-Werror)
-# no stack frame above 64 KB (an object that big wants an owner and a
-# pointer); the aim is 16384, once the few frames of 16-44 KB left
-# (cmd/stress.c stress(), cmd_report(), mp_target.c probe()) are on the
-# heap. Not under the sanitizers, whose red zones grow every frame
-FRAME_FLAGS = $(if $(SANFLAGS),,-Wframe-larger-than=65536)
+# no stack frame above 16 KB (an object that big wants an owner and a
+# pointer: a cgroup, a target, an output file, a result are on the heap).
+# Not under the sanitizers, whose red zones grow every frame
+FRAME_FLAGS = $(if $(SANFLAGS),,-Wframe-larger-than=16384)
 MP_CFLAGS = $(WERROR_FLAGS) $(FRAME_FLAGS) -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
 	  -Wshadow -Wformat=2 -Wno-format-truncation -D_GNU_SOURCE -DMPCTL_VERSION='"$(VERSION)"' \
 	  -Icommon -Icmd -Istress $(JANSSON_CFLAGS) $(SANFLAGS)

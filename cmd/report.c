@@ -819,6 +819,75 @@ static json_t *load_input(const char *path, struct mp_err *err)
 	return doc;
 }
 
+/*
+ * The report's run into its files: every output is checked before
+ * anything runs. The files are on the heap (three struct mp_output)
+ */
+static int report_run(struct report_opts *o)
+{
+	static int (*const fns[3])(FILE *, const json_t *,
+				   struct mp_err *) = {
+		NULL, mp_svg_report, mp_html_report,
+	};
+	struct report_file *files;
+	struct mp_err err;
+	bool failed = false;
+	json_t *doc;
+	int ret, sig, i;
+
+	files = calloc(3, sizeof(*files));
+	if (!files) {
+		mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "report");
+		return cmd_fail(&err);
+	}
+	files[0].path = o->output;
+	files[1].path = o->svg;
+	files[2].path = o->html;
+	for (i = 0; i < 3; i++)
+		files[i].fn = fns[i];
+	ret = files_open(files, 3);
+	if (ret)
+		goto out;
+	if (o->input)
+		doc = load_input(o->input, &err);
+	else
+		doc = report_suite_run(&o->suite, &failed, &err);
+	if (!doc) {
+		files_abort(files, 3);
+		ret = cmd_fail(&err);
+		goto out;
+	}
+	sig = report_suite_signal();
+	if (sig)
+		cmd_error("interrupted by SIG%s: the report is incomplete",
+			  sigabbrev_np(sig));
+	ret = files_write(files, 3, doc, o->pretty);
+	if (!ret) {
+		if (o->json && !o->output && !o->quiet)
+			ret = mp_json_emit(stdout, doc, o->pretty) ?
+			      MP_EXIT_FAILURE : 0;
+		else if (!o->json && !o->quiet)
+			print_tables(doc);
+	}
+	/* a report in which nothing ran measured nothing: not a success */
+	if (!ret && !failed && !o->input && !o->allow_empty &&
+	    !report_suite_signal() && nothing_ran(doc)) {
+		cmd_error("no scenario ran (every one was skipped): nothing "
+			  "measured (--allow-empty accepts it)");
+		ret = MP_EXIT_DATAERR;
+	}
+	json_decref(doc);
+	if (!ret && failed)
+		ret = MP_EXIT_FAILURE;
+	/* as a shell reports a job killed by the signal */
+	sig = report_suite_signal();
+	if (sig)
+		ret = 128 + sig;
+out:
+	free(files);
+	return ret;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = {
@@ -832,15 +901,6 @@ int cmd_report(int argc, char **argv)
 		},
 		.threshold = -1,
 	};
-	struct report_file files[3] = {
-		{ NULL, NULL },
-		{ NULL, mp_svg_report },
-		{ NULL, mp_html_report },
-	};
-	struct mp_err err;
-	bool failed = false;
-	json_t *doc;
-	int ret, sig;
 
 	o.suite.arg = &o;
 	cmd_argp_parse(&report_argp, argc, argv, &o);
@@ -850,47 +910,5 @@ int cmd_report(int argc, char **argv)
 	}
 	if (o.compare)
 		return do_compare(&o);
-
-	/* every output is checked before anything runs */
-	files[0].path = o.output;
-	files[1].path = o.svg;
-	files[2].path = o.html;
-	ret = files_open(files, 3);
-	if (ret)
-		return ret;
-	if (o.input)
-		doc = load_input(o.input, &err);
-	else
-		doc = report_suite_run(&o.suite, &failed, &err);
-	if (!doc) {
-		files_abort(files, 3);
-		return cmd_fail(&err);
-	}
-	sig = report_suite_signal();
-	if (sig)
-		cmd_error("interrupted by SIG%s: the report is incomplete",
-			  sigabbrev_np(sig));
-	ret = files_write(files, 3, doc, o.pretty);
-	if (!ret) {
-		if (o.json && !o.output && !o.quiet)
-			ret = mp_json_emit(stdout, doc, o.pretty) ?
-			      MP_EXIT_FAILURE : 0;
-		else if (!o.json && !o.quiet)
-			print_tables(doc);
-	}
-	/* a report in which nothing ran measured nothing: not a success */
-	if (!ret && !failed && !o.input && !o.allow_empty &&
-	    !report_suite_signal() && nothing_ran(doc)) {
-		cmd_error("no scenario ran (every one was skipped): nothing "
-			  "measured (--allow-empty accepts it)");
-		ret = MP_EXIT_DATAERR;
-	}
-	json_decref(doc);
-	if (!ret && failed)
-		ret = MP_EXIT_FAILURE;
-	/* as a shell reports a job killed by the signal */
-	sig = report_suite_signal();
-	if (sig)
-		ret = 128 + sig;
-	return ret;
+	return report_run(&o);
 }

@@ -727,12 +727,17 @@ static int usage_or_fail(const struct mp_err *err)
 	       cmd_fail(err);
 }
 
+/* a run's result and its output file: on the heap, 33 KB together */
+struct stress_frame {
+	struct stress_result res;
+	struct mp_output out;
+};
+
 static int stress(struct stress_opts *so)
 {
 	struct stress_run_cfg *o = &so->cfg;
 	const struct stress_shared *s;
-	struct stress_result res;
-	struct mp_output out;
+	struct stress_frame *f;
 	bool have_out = false;
 	struct mp_err err;
 	json_t *doc;
@@ -740,47 +745,55 @@ static int stress(struct stress_opts *so)
 
 	if (stress_check(o, &err))
 		return usage_or_fail(&err);
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "stress");
+		return cmd_fail(&err);
+	}
 	/* an output that cannot be written fails before the run, not after */
 	if (so->output) {
-		if (mp_output_open(&out, so->output, &err))
+		if (mp_output_open(&f->out, so->output, &err)) {
+			free(f);
 			return cmd_fail(&err);
+		}
 		have_out = true;
 	}
 	if (!so->quiet && progress_wanted()) {
 		o->progress = progress;
 		o->progress_arg = so;
 	}
-	ret = stress_run(o, &res, &err);
+	ret = stress_run(o, &f->res, &err);
 	if (so->progress_shown)
 		fprintf(stderr, "\r\033[K");
 	if (ret) {
 		ret = usage_or_fail(&err);
 		goto out;
 	}
-	s = &res.engine;
-	doc = result_json(o, &res);
+	s = &f->res.engine;
+	doc = result_json(o, &f->res);
 	if (so->verbose)
 		cmd_error("backend %s, shrinker %s, cgroup '%s', ended by %s",
-			  res.mode ? mp_backend_name(res.backend) : "-",
-			  res.mode ? mp_shrinker_mode_name(res.mode) : "none",
-			  res.cgroup, res.reason);
+			  f->res.mode ? mp_backend_name(f->res.backend) : "-",
+			  f->res.mode ? mp_shrinker_mode_name(f->res.mode) :
+			  "none",
+			  f->res.cgroup, f->res.reason);
 	if (!so->json && !so->quiet)
-		print_summary(o, &res);
+		print_summary(o, &f->res);
 	if (!doc)
 		cmd_error("cannot build the JSON document: %s",
 			  strerror(errno));
-	w = doc ? write_output(so, &out, &have_out, doc) : -2;
+	w = doc ? write_output(so, &f->out, &have_out, doc) : -2;
 	json_decref(doc);
 	if (w == -2) {
 		ret = MP_EXIT_FAILURE;
 	} else if (w < 0) {
 		cmd_write_error(errno);
 		ret = MP_EXIT_FAILURE;
-	} else if (s->error[0] || !strcmp(res.reason, "engine_killed") ||
-		   !strcmp(res.reason, "engine_failed") ||
-		   !strcmp(res.reason, "failed")) {
+	} else if (s->error[0] || !strcmp(f->res.reason, "engine_killed") ||
+		   !strcmp(f->res.reason, "engine_failed") ||
+		   !strcmp(f->res.reason, "failed")) {
 		cmd_error("the engine %s%s%s",
-			  !strcmp(res.reason, "engine_killed") ?
+			  !strcmp(f->res.reason, "engine_killed") ?
 			  "was killed" : "failed",
 			  s->error[0] ? ": " : "", s->error);
 		ret = MP_EXIT_FAILURE;
@@ -788,10 +801,11 @@ static int stress(struct stress_opts *so)
 		ret = MP_EXIT_OK;
 	}
 out:
-	stress_result_free(&res);
+	stress_result_free(&f->res);
 	/* the run never got to write it: an existing file stays as it was */
 	if (have_out)
-		mp_output_abort(&out);
+		mp_output_abort(&f->out);
+	free(f);
 	return ret;
 }
 

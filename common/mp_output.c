@@ -98,18 +98,20 @@ static int link_trusted(const char *path, const struct stat *lnk)
 /* 0 when the directory a dangling link points into can take a file */
 static int dangling_dir_ok(const char *path)
 {
-	char link[PATH_MAX], at[PATH_MAX], dir[2 * PATH_MAX + 2];
+	char link[PATH_MAX], at[PATH_MAX], *dir;
 	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	int ret;
 
 	if (n < 0)
 		return -1;
 	link[n] = '\0';
 	snprintf(at, sizeof(at), "%s", path);
-	if (link[0] == '/')
-		snprintf(dir, sizeof(dir), "%s", link);
-	else
-		snprintf(dir, sizeof(dir), "%s/%s", dirname(at), link);
-	return access(dirname(dir), W_OK);
+	if (asprintf(&dir, "%s%s%s", link[0] == '/' ? "" : dirname(at),
+		     link[0] == '/' ? "" : "/", link) < 0)
+		return -1;
+	ret = access(dirname(dir), W_OK);
+	free(dir);
+	return ret;
 }
 
 int mp_output_open(struct mp_output *out, const char *path,

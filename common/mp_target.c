@@ -184,7 +184,8 @@ static bool kernel_has_controller(const char *name)
 static void probe(struct mp_system *sys)
 {
 	struct mount_pick pmem = { 0 }, pmp = { 0 }, pv2 = { 0 };
-	struct mp_hier mem, mp, v2;
+	/* 26 KB, static as mp_system()'s own state: it alone calls probe() */
+	static struct mp_hier mem, mp, v2;
 	char path[PATH_MAX + 32];
 
 	memset(sys, 0, sizeof(*sys));
@@ -593,10 +594,15 @@ static void remove_empty_tree(const struct mp_cgroup *cg)
 
 void mp_target_remove_stale(const struct mp_target *parent, const char *kind)
 {
+	/* on the heap: remove_empty_tree() holds another 8 KB cgroup */
+	struct mp_cgroup *cg = malloc(sizeof(*cg));
 	char prefix[64];
 	unsigned long ns = pidns_id();
 	size_t pl;
 	int r;
+
+	if (!cg)
+		return;
 
 	pl = (size_t)snprintf(prefix, sizeof(prefix), "mpctl-%s-", kind);
 	for (r = 0; r < MP_ROLE_NR; r++) {
@@ -614,7 +620,6 @@ void mp_target_remove_stale(const struct mp_target *parent, const char *kind)
 		if (!d)
 			continue;
 		while ((de = readdir(d))) {
-			struct mp_cgroup cg;
 			unsigned long dns;
 			char *end;
 			long pid;
@@ -629,14 +634,16 @@ void mp_target_remove_stale(const struct mp_target *parent, const char *kind)
 			if ((*end && *end != '-') || dns != ns ||
 			    !kill((pid_t)pid, 0) || errno != ESRCH)
 				continue;
-			cg = *pcg;
-			if (snprintf(cg.dir, sizeof(cg.dir), "%s/%s", pcg->dir,
-				     de->d_name) >= (int)sizeof(cg.dir))
+			*cg = *pcg;
+			if (snprintf(cg->dir, sizeof(cg->dir), "%s/%s",
+				     pcg->dir, de->d_name) >=
+			    (int)sizeof(cg->dir))
 				continue;
-			remove_empty_tree(&cg);
+			remove_empty_tree(cg);
 		}
 		closedir(d);
 	}
+	free(cg);
 }
 
 /* Whether cg's cgroup.procs lists a process other than the caller. */

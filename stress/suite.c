@@ -470,7 +470,8 @@ static void wait_listening(const struct suite *su, int fd, struct buf *b,
 static int run_listen(const struct suite *su, const struct scenario *s,
 		      json_t **out, struct mp_err *err)
 {
-	struct listen_acc acc = { 0 };
+	/* on the heap: its histogram is 8 KB, the two children 9 KB */
+	struct listen_acc *acc = calloc(1, sizeof(*acc));
 	struct buf sb = { 0 }, eb = { 0 };
 	struct stress_args sa;
 	enum mp_backend be = MP_BACKEND_MEMCG;
@@ -484,10 +485,14 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 	bool lopen = true, eopen = true, sopen = true, passed = false;
 	json_t *stress = NULL, *doc;
 
-	if (!lt)
+	if (!lt || !acc) {
+		free(lt);
+		free(acc);
 		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "listen");
+	}
 	if (listen_cgroup(su, lt, &be, err)) {
 		free(lt);
+		free(acc);
 		return -1;
 	}
 	cg = mp_target_cg(lt, MP_ROLE_MEMORY);
@@ -530,9 +535,9 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 		}
 		if (pfd[0].revents) {
 			t = now_mono();
-			if (buf_read(&acc.b, lfd) <= 0)
+			if (buf_read(&acc->b, lfd) <= 0)
 				lopen = false;
-			listen_lines(&acc, t);
+			listen_lines(acc, t);
 		}
 		if (pfd[1].revents && buf_read(&sb, sfd) <= 0)
 			sopen = false;
@@ -542,8 +547,8 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 	mp_child_release(&sc);
 	/* late lines: whatever listen wrote before it heard SIGTERM */
 	mp_child_signal(&lc, SIGTERM);
-	while (lopen && buf_read(&acc.b, lfd) > 0)
-		listen_lines(&acc, now_mono());
+	while (lopen && buf_read(&acc->b, lfd) > 0)
+		listen_lines(acc, now_mono());
 	lstatus = wait_child(&lc, now_mono() + 2000000000ULL);
 	close(lfd);
 	/* listen has exited: the rest of its stderr, to the end */
@@ -568,21 +573,21 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 		"listen wake-up to event line read by the reader"));
 	json_object_set_new(doc, "backend", json_string(mp_backend_name(be)));
 	json_object_set_new(doc, "events", json_pack("{s:I, s:I, s:I}",
-		"low", (json_int_t)acc.levels[MP_LEVEL_LOW],
-		"medium", (json_int_t)acc.levels[MP_LEVEL_MEDIUM],
-		"critical", (json_int_t)acc.levels[MP_LEVEL_CRITICAL]));
+		"low", (json_int_t)acc->levels[MP_LEVEL_LOW],
+		"medium", (json_int_t)acc->levels[MP_LEVEL_MEDIUM],
+		"critical", (json_int_t)acc->levels[MP_LEVEL_CRITICAL]));
 	json_object_set_new(doc, "event_lines",
-			    json_integer((json_int_t)acc.n));
-	if (acc.n) {
+			    json_integer((json_int_t)acc->n));
+	if (acc->n) {
 		json_object_set_new(doc, "latency", json_pack(
 			"{s:I, s:I, s:I, s:I}",
-			"count", (json_int_t)acc.n,
-			"p50_ns", (json_int_t)mp_hist_quantile(&acc.lat, 0.50),
-			"p99_ns", (json_int_t)mp_hist_quantile(&acc.lat, 0.99),
-			"max_ns", (json_int_t)acc.lat.max));
+			"count", (json_int_t)acc->n,
+			"p50_ns", (json_int_t)mp_hist_quantile(&acc->lat, 0.50),
+			"p99_ns", (json_int_t)mp_hist_quantile(&acc->lat, 0.99),
+			"max_ns", (json_int_t)acc->lat.max));
 		json_object_set_new(doc, "first_event_ns", json_integer(
-			(json_int_t)(acc.first_mono > start ?
-				     acc.first_mono - start : 0)));
+			(json_int_t)(acc->first_mono > start ?
+				     acc->first_mono - start : 0)));
 	}
 	/* the stress run that made the pressure, for its timeline */
 	if (stress) {
@@ -603,7 +608,7 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 	*out = doc;
 out:
 	free(sb.data);
-	free(acc.b.data);
+	free(acc->b.data);
 out_err:
 	close(lerr);
 	mp_child_release(&lc);
@@ -617,6 +622,7 @@ out_cg:
 		warn(su, &left);
 	}
 	free(lt);
+	free(acc);
 	return ret;
 }
 
