@@ -35,19 +35,22 @@ bench_setup() {
 # bench_stress LAYOUT MODE [ARGS...]: RUNS stress runs with ARGS, a BENCH
 # line each
 bench_stress() {
-	local layout=$1 mode=$2 runs i doc lg preempt
+	local layout=$1 mode=$2 runs i doc lg preempt gap
 	shift 2
 	runs=$(bench_arg runs 10)
 	lg=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo none)
 	preempt=$(cmdline_arg preempt default)
 	for i in $(seq "$runs"); do
 		doc=$BATS_TEST_TMPDIR/run-$i.json
+		gap_start
 		mpctl stress --chunk 1M --threads 4 \
 			--overcommit 2 --duration 10s --limit 128M --json "$@" \
 			>"$doc" 2>"$BATS_TEST_TMPDIR/err" || true
+		gap_stop
 		jq -e .schema "$doc" >/dev/null 2>&1 ||
 			fail "run $i left no stress document: $(cat "$BATS_TEST_TMPDIR/err")"
 		jq -c --arg layout "$layout" --arg mode "$mode" --argjson run "$i" \
+			--argjson gap "$gap" \
 			--arg lru_gen "$lg" --arg preempt "$preempt" --arg kernel "$(uname -r)" '
 			(.memory_high_bytes // .limit_bytes) as $reclaim_at |
 			([.timeline[] | select(.usage_bytes >= $reclaim_at - 4 * 1048576) | .t_ns / 1000000 | floor] | first) as $t_reclaim |
@@ -63,6 +66,8 @@ bench_stress() {
 			 alloc_p99_ns: .alloc_latency.p99_ns,
 			 alloc_max_ns: .alloc_latency.max_ns,
 			 allocs_over_500ms: .alloc_latency.over_500ms,
+			 host_gap_ns: $gap,
+			 stall_beyond_gap: (.alloc_latency.max_ns >= 500000000 + $gap),
 			 first_reclaim_ms: $t_reclaim, first_request_ms: $t_request}' \
 			"$doc" | sed 's/^/# BENCH /' >&3
 	done

@@ -203,6 +203,22 @@ mp_ksft() {
 	refute_line --regexp '^not ok'
 }
 
+# gap_start: vcpu-gap (bats/vm/vcpu-gap.c) in the background (MP_PIDS),
+# its line into $BATS_TEST_TMPDIR/gap; gap_stop: stop every background
+# process and set gap to how late vcpu-gap's FIFO sleepers woke at worst
+# (ns): how long the host took the guest's vCPUs, which a latency bound
+# of a test adds to itself (plain TCG's guest clock follows the host's)
+gap_start() {
+	vcpu-gap 600 >"$BATS_TEST_TMPDIR/gap" &
+	MP_PIDS+=($!)
+}
+
+gap_stop() {
+	mp_stop_bg TERM
+	gap=$(sed -n 's/^max_gap_ns=\([0-9]*\) .*/\1/p' "$BATS_TEST_TMPDIR/gap")
+	[ -n "$gap" ] || fail "vcpu-gap measured nothing: $(cat "$BATS_TEST_TMPDIR/gap")"
+}
+
 # mark each test in the kernel log, so a splat on the console can be
 # matched to the test that caused it
 if [ -w /dev/kmsg ] && [ -n "${BATS_TEST_NAME:-}" ]; then

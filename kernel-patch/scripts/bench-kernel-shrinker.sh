@@ -21,6 +21,9 @@
 # ".det" in the deterministic mode (VMTEST_MODE=det) and ".LABEL" with -T
 # (say, which kernel VMTEST_IMAGE booted). "first reclaim to first
 # request" is negative when the kernel asked before it reclaimed.
+# Each run also measures how long the host took the guest's vCPUs
+# (bats/vm/vcpu-gap.c, "host gap"): an allocation of 500 ms or more
+# counts as the guest's own stall only beyond that gap.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -91,12 +94,14 @@ jq -s '
 		max_alloc_p99_ms: (map(.alloc_p99_ns // empty) | max | if . then . / 1000000 else null end),
 		max_alloc_ms: (map(.alloc_max_ns // empty) | max | if . then . / 1000000 else null end),
 		allocs_over_500ms: (map(.allocs_over_500ms // 0) | add),
+		max_host_gap_ms: (map(.host_gap_ns // empty) | max | if . then . / 1000000 else null end),
+		runs_stalled_beyond_gap: (map(select(.stall_beyond_gap == true)) | length),
 		max_latency_p99_us: (map(.latency_p99_ns // empty) | max | if . then . / 1000 else null end),
 		median_first_reclaim_to_request_ms: (map(select(.first_reclaim_ms and .first_request_ms) |
 			.first_request_ms - .first_reclaim_ms) | sort | if length > 0 then .[length / 2 | floor] else null end)
 	})' "$jsonl" >"${jsonl%.jsonl}.json"
 
-jq -r '.[] | "\(.kernel) \(.layout) \(.mode) lru_gen=\(.lru_gen) preempt=\(.preempt): runs \(.runs), runs with an OOM kill \(.runs_with_oom_kill) (\(.oom_kills) kills), swap growth max \(.max_swap_growth_pct_of_limit * 100 | round / 100)% of the limit, peak max \(.max_peak_pct_of_limit * 10 | round / 10)%, requests \(.mean_reclaim_requests | floor), chunks freed \(.mean_chunks_freed | floor), latency p50 \(.median_latency_p50_us) us p99 max \(.max_latency_p99_us) us, first reclaim to first request \(.median_first_reclaim_to_request_ms) ms (timeline, 100 ms steps), alloc p99 max \(.max_alloc_p99_ms) ms, alloc max \(.max_alloc_ms) ms, allocs >= 500 ms \(.allocs_over_500ms)"' \
+jq -r '.[] | "\(.kernel) \(.layout) \(.mode) lru_gen=\(.lru_gen) preempt=\(.preempt): runs \(.runs), runs with an OOM kill \(.runs_with_oom_kill) (\(.oom_kills) kills), swap growth max \(.max_swap_growth_pct_of_limit * 100 | round / 100)% of the limit, peak max \(.max_peak_pct_of_limit * 10 | round / 10)%, requests \(.mean_reclaim_requests | floor), chunks freed \(.mean_chunks_freed | floor), latency p50 \(.median_latency_p50_us) us p99 max \(.max_latency_p99_us) us, first reclaim to first request \(.median_first_reclaim_to_request_ms) ms (timeline, 100 ms steps), alloc p99 max \(.max_alloc_p99_ms) ms, alloc max \(.max_alloc_ms) ms, allocs >= 500 ms \(.allocs_over_500ms), host gap max \(.max_host_gap_ms) ms, runs with an allocation 500 ms beyond the host gap \(.runs_stalled_beyond_gap)"' \
 	"${jsonl%.jsonl}.json"
 [ "$rc" = 0 ] || echo "bench-kernel-shrinker: the VM run failed ($rc), see '$log'" >&2
 exit "$rc"
