@@ -544,67 +544,86 @@ static json_t *row_head(const char *scenario, const struct mp_metric *m,
 	return row;
 }
 
-static json_t *compare_row(const char *scenario, const struct mp_metric *m,
-			   const json_t *bs, const json_t *cs,
-			   const struct mp_compare_opts *o)
-{
-	double bmed, cmed, *bv = NULL, *cv = NULL, *bneg = NULL, *cneg = NULL;
-	double p_worse = NAN, p_better = NAN, p_min, shift, bad, pct = NAN;
-	double min_pct, floor_abs, mde_rank, bmean = 0, bsd = 0, pi = 0;
-	double mde, dir = m->better == MP_BETTER_LOWER ? 1 : -1, p_row;
-	double bworst = -INFINITY, bbest = INFINITY, gap_worse, gap_better;
-	size_t nb, nc, nboots, i;
-	const char *verdict = "same";
-	bool beyond_worse = true, beyond_better = true;
-	json_t *row = NULL;
+/* What one compare row says, computed from numbers alone (no JSON). */
+struct cmp_stats {
+	double bmed, cmed;	/* the medians of BASE and NEW */
+	double pct;		/* (cmed - bmed) / |bmed| in %, NAN for bmed 0 */
+	double shift;		/* Hodges-Lehmann shift, NEW - BASE */
+	double p_row, p_min;	/* the row's one-sided p, the least p */
+	double bworst, bbest;	/* BASE's worst and best run, badness space */
+	double dir;		/* 1: lower is better, -1: higher is */
+	size_t nb, nc, nboots;	/* runs of each side, boots of BASE */
+	double pi;		/* one more boot's prediction interval */
+	double min_pct, floor_abs; /* the minimum effect, % and absolute */
+	double mde;		/* minimum detectable effect, NAN unknown */
+	const char *verdict;	/* same, worse, better or unsure */
+};
 
-	if (mp_json_path_num(bs, "median", &bmed) ||
-	    mp_json_path_num(cs, "median", &cmed))
-		return NULL;
-	nb = samples_of(bs, &bv);
-	nc = samples_of(cs, &cv);
-	if (!nb || !nc)
-		goto out;
+/*
+ * The statistics of one metric of one scenario: BASE's runs bv[nb] and
+ * boot medians' mean and sd over nboots boots (0: one boot), NEW's runs
+ * cv[nc], their medians. 0, or -1 when memory ran out.
+ */
+static int cmp_compute(const struct mp_metric *m, const double *bv,
+		       size_t nb, const double *cv, size_t nc, double bmed,
+		       double cmed, size_t nboots, double bmean, double bsd,
+		       const struct mp_compare_opts *o, struct cmp_stats *r)
+{
+	double p_worse, p_better, bad, mde_rank, gap_worse, gap_better;
+	bool beyond_worse = true, beyond_better = true;
+	double *bneg, *cneg;
+	size_t i;
+
+	*r = (struct cmp_stats){
+		.bmed = bmed, .cmed = cmed, .pct = NAN, .nb = nb, .nc = nc,
+		.nboots = nboots, .bworst = -INFINITY, .bbest = INFINITY,
+		.dir = m->better == MP_BETTER_LOWER ? 1 : -1,
+		.verdict = "same",
+	};
 	/* "worse" is "larger" in badness space: dir * value */
 	bneg = malloc(nb * sizeof(*bneg));
 	cneg = malloc(nc * sizeof(*cneg));
-	if (!bneg || !cneg)
-		goto out;
+	if (!bneg || !cneg) {
+		free(bneg);
+		free(cneg);
+		return -1;
+	}
 	for (i = 0; i < nb; i++) {
-		bneg[i] = dir * bv[i];
-		bworst = fmax(bworst, bneg[i]);
-		bbest = fmin(bbest, bneg[i]);
+		bneg[i] = r->dir * bv[i];
+		r->bworst = fmax(r->bworst, bneg[i]);
+		r->bbest = fmin(r->bbest, bneg[i]);
 	}
 	for (i = 0; i < nc; i++)
-		cneg[i] = dir * cv[i];
+		cneg[i] = r->dir * cv[i];
 	p_worse = mp_rank_p_greater(bneg, nb, cneg, nc);
 	for (i = 0; i < nb; i++)
 		bneg[i] = -bneg[i];
 	for (i = 0; i < nc; i++)
 		cneg[i] = -cneg[i];
 	p_better = mp_rank_p_greater(bneg, nb, cneg, nc);
-	p_min = mp_rank_p_min(nb, nc);
-	shift = mp_hodges_lehmann(bv, nb, cv, nc);
-	bad = dir * shift;
+	free(bneg);
+	free(cneg);
+	r->p_min = mp_rank_p_min(nb, nc);
+	r->shift = mp_hodges_lehmann(bv, nb, cv, nc);
+	bad = r->dir * r->shift;
 	if (bmed != 0)
-		pct = (cmed - bmed) / fabs(bmed) * 100;
+		r->pct = (cmed - bmed) / fabs(bmed) * 100;
 
-	/* one more boot's median: one-sided prediction interval */
-	nboots = boot_stats(bs, &bmean, &bsd);
 	/*
 	 * A base of one boot cannot know how much a boot differs from the
 	 * next: it keeps the wide per-metric thresholds.
 	 */
 	if (o->min_effect_pct >= 0)
-		min_pct = o->min_effect_pct;
+		r->min_pct = o->min_effect_pct;
 	else
-		min_pct = nboots ? m->min_effect_pct : m->one_boot_pct;
-	floor_abs = fmax(m->min_delta, min_pct / 100 * fabs(bmed));
+		r->min_pct = nboots ? m->min_effect_pct : m->one_boot_pct;
+	r->floor_abs = fmax(m->min_delta, r->min_pct / 100 * fabs(bmed));
+	/* one more boot's median: one-sided prediction interval */
 	if (nboots) {
-		pi = mp_t_quantile(1 - o->alpha, (double)nboots - 1) * bsd *
-		     sqrt(1 + 1.0 / (double)nboots);
-		beyond_worse = dir * (cmed - bmean) > pi;
-		beyond_better = dir * (bmean - cmed) > pi;
+		r->pi = mp_t_quantile(1 - o->alpha, (double)nboots - 1) * bsd *
+			sqrt(1 + 1.0 / (double)nboots);
+		beyond_worse = r->dir * (cmed - bmean) > r->pi;
+		beyond_better = r->dir * (bmean - cmed) > r->pi;
 	}
 	/*
 	 * How far the new median lies beyond the base's worst (best) run:
@@ -613,52 +632,84 @@ static json_t *compare_row(const char *scenario, const struct mp_metric *m,
 	 * scenario's throughput takes two values 7% apart, and a boot of
 	 * 6.12 gave the lower one in all its runs.
 	 */
-	gap_worse = dir * cmed - bworst;
-	gap_better = bbest - dir * cmed;
+	gap_worse = r->dir * cmed - r->bworst;
+	gap_better = r->bbest - r->dir * cmed;
 	mde_rank = mp_rank_mde(bv, nb, nc, o->alpha);
-	mde = isfinite(mde_rank) ?
-	      fmax(fmax(fmax(mde_rank, pi), floor_abs),
-		   bworst - dir * bmed + floor_abs) : NAN;
+	r->mde = isfinite(mde_rank) ?
+		 fmax(fmax(fmax(mde_rank, r->pi), r->floor_abs),
+		      r->bworst - r->dir * bmed + r->floor_abs) : NAN;
 
-	if (p_min > o->alpha)
-		verdict = "unsure";
+	if (r->p_min > o->alpha)
+		r->verdict = "unsure";
 	else if (p_worse <= o->alpha && beyond_worse && bad > 0 &&
-		 fabs(shift) >= floor_abs && gap_worse >= floor_abs)
-		verdict = "worse";
+		 fabs(r->shift) >= r->floor_abs && gap_worse >= r->floor_abs)
+		r->verdict = "worse";
 	else if (p_better <= o->alpha && beyond_better && bad < 0 &&
-		 fabs(shift) >= floor_abs && gap_better >= floor_abs)
-		verdict = "better";
-	p_row = bad > 0 ? p_worse : p_better;
+		 fabs(r->shift) >= r->floor_abs && gap_better >= r->floor_abs)
+		r->verdict = "better";
+	r->p_row = bad > 0 ? p_worse : p_better;
+	return 0;
+}
 
-	row = row_head(scenario, m, bmed);
-	json_object_set_new(row, "new", num(cmed));
-	json_object_set_new(row, "delta", num_or_null(cmed - bmed));
-	mp_json_set(row, "delta_pct", isnan(pct) ? NULL :
-		    json_real(round(pct * 10) / 10));
-	json_object_set_new(row, "shift", num_or_null(shift));
-	json_object_set_new(row, "shift_pct", pct_or_null(shift, bmed));
-	json_object_set_new(row, "p_value", p_json(p_row));
-	json_object_set_new(row, "p_min", p_json(p_min));
+/* The row of the document for @r. */
+static json_t *cmp_row_json(const char *scenario, const struct mp_metric *m,
+			    const struct cmp_stats *r,
+			    const struct mp_compare_opts *o)
+{
+	double lo = r->dir > 0 ? r->bbest : r->bworst;
+	double hi = r->dir > 0 ? r->bworst : r->bbest;
+	json_t *row = row_head(scenario, m, r->bmed);
+
+	json_object_set_new(row, "new", num(r->cmed));
+	json_object_set_new(row, "delta", num_or_null(r->cmed - r->bmed));
+	mp_json_set(row, "delta_pct", isnan(r->pct) ? NULL :
+		    json_real(round(r->pct * 10) / 10));
+	json_object_set_new(row, "shift", num_or_null(r->shift));
+	json_object_set_new(row, "shift_pct", pct_or_null(r->shift, r->bmed));
+	json_object_set_new(row, "p_value", p_json(r->p_row));
+	json_object_set_new(row, "p_min", p_json(r->p_min));
 	json_object_set_new(row, "alpha", json_real(o->alpha));
 	json_object_set_new(row, "samples", json_pack("[I, I]",
-		(json_int_t)nb, (json_int_t)nc));
+		(json_int_t)r->nb, (json_int_t)r->nc));
 	json_object_set_new(row, "base_range", json_pack("[o, o]",
-			    num(dir * (dir > 0 ? bbest : bworst)),
-			    num(dir * (dir > 0 ? bworst : bbest))));
+			    num(r->dir * lo), num(r->dir * hi)));
 	json_object_set_new(row, "base_boots", json_integer(
-				    (json_int_t)nboots));
-	json_object_set_new(row, "boot_interval", nboots ? num(pi) :
+				    (json_int_t)r->nboots));
+	json_object_set_new(row, "boot_interval", r->nboots ? num(r->pi) :
 			    json_null());
-	json_object_set_new(row, "min_effect_pct", json_real(min_pct));
-	json_object_set_new(row, "min_effect", num(floor_abs));
-	json_object_set_new(row, "mde", num_or_null(mde));
-	json_object_set_new(row, "mde_pct", pct_or_null(mde, bmed));
-	json_object_set_new(row, "verdict", json_string(verdict));
-out:
+	json_object_set_new(row, "min_effect_pct", json_real(r->min_pct));
+	json_object_set_new(row, "min_effect", num(r->floor_abs));
+	json_object_set_new(row, "mde", num_or_null(r->mde));
+	json_object_set_new(row, "mde_pct", pct_or_null(r->mde, r->bmed));
+	json_object_set_new(row, "verdict", json_string(r->verdict));
+	return row;
+}
+
+/*
+ * One row: BASE's summary @bs against NEW's @cs (their samples, medians
+ * and boot medians) through cmp_compute(); NULL when either lacks a
+ * median, samples, or memory ran out.
+ */
+static json_t *compare_row(const char *scenario, const struct mp_metric *m,
+			   const json_t *bs, const json_t *cs,
+			   const struct mp_compare_opts *o)
+{
+	double bmed, cmed, *bv = NULL, *cv = NULL, bmean = 0, bsd = 0;
+	struct cmp_stats r;
+	json_t *row = NULL;
+	size_t nb, nc, nboots;
+
+	if (mp_json_path_num(bs, "median", &bmed) ||
+	    mp_json_path_num(cs, "median", &cmed))
+		return NULL;
+	nb = samples_of(bs, &bv);
+	nc = samples_of(cs, &cv);
+	nboots = boot_stats(bs, &bmean, &bsd);
+	if (nb && nc && !cmp_compute(m, bv, nb, cv, nc, bmed, cmed, nboots,
+				     bmean, bsd, o, &r))
+		row = cmp_row_json(scenario, m, &r, o);
 	free(bv);
 	free(cv);
-	free(bneg);
-	free(cneg);
 	return row;
 }
 
