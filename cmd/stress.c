@@ -48,7 +48,7 @@ enum {
 	OPT_NICE,
 	OPT_RT,
 	OPT_RECLAIM_RT,
-	OPT_NO_ASSIST,
+	OPT_NO_EARLY_WARNING,
 	OPT_NO_THROTTLE,
 	OPT_SWAP,
 	OPT_OVERCOMMIT,
@@ -104,7 +104,7 @@ static const struct argp_option options[] = {
 	{ "emulate", OPT_EMULATE, NULL, 0,
 	  "emulate the shrinker even on a patched kernel", 0 },
 	/* hidden until completion/mpctl.bash lists them (bats/docs.bats) */
-	{ "no-assist", OPT_NO_ASSIST, NULL, 0,
+	{ "no-assist", OPT_NO_EARLY_WARNING, NULL, 0,
 	  "kernel shrinker alone, without the usage early warning", 0 },
 	{ "no-throttle", OPT_NO_THROTTLE, NULL, 0,
 	  "no memory.high (cgroup2) or soft limit (v1) on the transient cgroup", 0 },
@@ -229,8 +229,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SEED:
 		o->seed = cmd_arg_long(state, key, arg, 0, LLONG_MAX);
 		break;
-	case OPT_NO_ASSIST:
-		o->no_assist = true;
+	case OPT_NO_EARLY_WARNING:
+		o->no_early_warning = true;
 		break;
 	case OPT_FORCE:
 		o->force = true;
@@ -431,7 +431,8 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			   "backend", o->backend == MP_BACKEND_AUTO ? "auto" :
 			   mp_backend_name(o->backend),
 			   "emulate", o->emulate,
-			   "assist", !o->no_assist,
+			   /* the early warning; "assist" is its public key */
+			   "assist", !o->no_early_warning,
 			   "swap", o->swap,
 			   "cgroup", o->cgroup ? mp_json_str(o->cgroup) :
 			   json_null(),

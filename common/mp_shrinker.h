@@ -141,7 +141,7 @@ struct mp_shrinker_cfg {
 	 * adds them to the kernel's and writes "-n" to the kernel for them,
 	 * as the kernel lowers its counter for its own requests.
 	 */
-	bool assist;	/* usage and limit: the target's memory role */
+	bool early_warning; /* usage and limit: the target's memory role */
 };
 
 enum mp_shrinker_mode {
@@ -236,10 +236,10 @@ void mp_shrinker_close(struct mp_shrinker *sh);
  *   MPCTL_SHRINKER_BACKEND  mempressure, memcg or psi
  *   MPCTL_SHRINKER_ABI      v1 (kernel v1 and emulated) or v2
  *   MPCTL_SHRINKER_AFD      early-warning eventfd beside a kernel
- *                           shrinker (cfg.assist); absent otherwise
+ *                           shrinker (cfg.early_warning); absent otherwise
  *
  * mp_shrinker_env() gives them as "NAME=value" strings (five, six with
- * assist; NULL-terminated, valid until the shrinker is closed).
+ * the early warning; NULL-terminated, valid until the shrinker is closed).
  * mp_shrinker_pass() hands the registration to a child about to be
  * started: its environment gets these variables (and no other
  * MPCTL_SHRINKER_* of ours), and it inherits the fds they name.

@@ -57,7 +57,7 @@
  *                         [--lazyfree] [--verbose]
  *
  * With the kernel's shrinker, the usage early warning of common/'s
- * emulation runs beside it (mp_shrinker.h, cfg.assist) unless --no-assist:
+ * emulation runs beside it (mp_shrinker.h, cfg.early_warning) unless --no-assist:
  * the kernel asks from reclaim, after the reclaim window, and without swap
  * the OOM killer can get there first.
  * Ctrl-C (or --duration) ends it; the totals are printed at the end.
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 		/* the emulator answers before the allocators reach the limit */
 		.policy = { .rt_priority = 1 },
 		/* a kernel shrinker gets the usage early warning beside it */
-		.assist = true,
+		.early_warning = true,
 	};
 	static struct mp_target target;
 	const char *cgroup = NULL;
@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 			cfg.emulate = true;
 			break;
 		case 'A':
-			cfg.assist = false;
+			cfg.early_warning = false;
 			break;
 		case 'l':
 			ecfg.lazyfree = true;
