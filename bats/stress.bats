@@ -846,13 +846,20 @@ run_cg() {
 @test "stress: the hidden engine applet refuses an fd that is not its memfd (no SIGBUS)" {
 	local f=$BATS_TEST_TMPDIR/f
 	echo x >"$f"
-	for fd in "3<$f" "3</dev/null" "3<&0"; do
-		eval "run --separate-stderr \"\$MPCTL_BIN\" __stress-engine --shm 3 \
-			--chunk 4096 --threads 1 --max-chunks 1 $fd" </dev/null
+	for fd in "3<$f" "3</dev/null" "3<&0" "3<&-"; do
+		eval "run --separate-stderr \"\$MPCTL_BIN\" __stress-engine --shm 3 $fd" \
+			</dev/null
+		assert_failure 64
+		[ "$stderr" = "mpctl __stress-engine: fd 3 is not the shared memory of 'mpctl stress'" ]
+	done
+	[ "$(cat "$f")" = x ]
+	# its settings come from the memfd alone: no other argument
+	for args in "" "--shm" "--shm x" "--shm 3 --chunk 4096" "--chunk 4096"; do
+		# shellcheck disable=SC2086 # words on purpose
+		run --separate-stderr "$MPCTL_BIN" __stress-engine $args
 		assert_failure 64
 		[ "$stderr" = "mpctl __stress-engine: the engine of 'mpctl stress', not a command" ]
 	done
-	[ "$(cat "$f")" = x ]
 }
 
 @test "stress: a limit too small for the threads in flight is refused with the smallest that works" {

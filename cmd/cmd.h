@@ -21,6 +21,8 @@ int cmd_add(int argc, char **argv);
 int cmd_stress(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
+/* hidden: the engine process of 'mpctl stress' (cmd/engine.c) */
+int cmd_stress_engine(int argc, char **argv);
 
 /* "mpctl <verb>", set by main() before the command runs */
 extern const char *cmd_name;

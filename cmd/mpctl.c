@@ -36,7 +36,7 @@ static const struct cmd_struct commands[] = {
 	{ "report", cmd_report, "run the standard suite, compare reports" },
 	{ "info", cmd_info, "what mpctl finds here, what each command would use" },
 	/* hidden (no help): the process mpctl stress starts for its engine */
-	{ STRESS_ENGINE_APPLET, stress_engine_applet, NULL },
+	{ STRESS_ENGINE_APPLET, cmd_stress_engine, NULL },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -46,7 +46,36 @@ enum stress_state {
 	STRESS_FAILED,
 };
 
+/*
+ * The engine's settings, at the head of the shared memory: 'mpctl stress'
+ * writes them before it starts the engine, which checks them once
+ * (stress_params_check(), run.h) and takes nothing from its command line
+ * but the memfd.
+ */
+#define STRESS_PARAMS_MAGIC	0x6d707374u	/* "mpst" */
+#define STRESS_PARAMS_VERSION	1
+
+struct stress_params {
+	uint32_t magic;			/* STRESS_PARAMS_MAGIC */
+	uint32_t version;		/* STRESS_PARAMS_VERSION */
+	uint32_t size;			/* sizeof(struct stress_shared) */
+	int32_t threads;		/* allocator threads */
+	uint64_t chunk_size;		/* bytes */
+	uint64_t max_chunks;		/* footprint bound */
+	int32_t reclaim_nice;		/* -20 to 19 */
+	int32_t reclaim_rt;		/* 0 (none) to 99 */
+	int32_t usage_fd;		/* memory.current's fd, or -1 */
+	int32_t strategy;		/* enum stress_strategy, 0: none */
+	uint64_t high_bytes;		/* with usage_fd: pause above */
+	uint64_t miss_cost_ns;		/* cache workload */
+	uint64_t seed;			/* cache workload */
+	int32_t free_mode;		/* enum stress_free */
+	uint8_t no_populate;
+	uint8_t lazyfree;
+};
+
 struct stress_shared {
+	struct stress_params params;	/* written before the engine starts */
 	struct mp_chunk_stats chunks;	/* allocated, freed */
 	uint64_t requests;		/* requests read from the shrinker */
 	uint64_t chunks_requested;

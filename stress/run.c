@@ -29,7 +29,6 @@
 
 #define TICK_NS		100000000ULL	/* timeline sampling */
 #define PROGRESS_TICKS	2		/* progress every 200 ms */
-#define ENGINE_ARGS	32
 
 extern char **environ;
 
@@ -160,12 +159,32 @@ static uint64_t now_ns(void)
 static int start_engine(struct run *r, struct mp_err *err)
 {
 	struct stress_run_cfg *cfg = r->cfg;
+	struct stress_params *p = &r->shm->params;
 	struct mp_child *c = &r->engine;
-	char num[13][24], *argv[ENGINE_ARGS];
-	int n = 0;
+	char fd[24], *argv[] = { "mpctl", STRESS_ENGINE_APPLET, "--shm", fd,
+				 NULL };
 
-	argv[n++] = "mpctl";
-	argv[n++] = STRESS_ENGINE_APPLET;
+	*p = (struct stress_params){
+		.magic = STRESS_PARAMS_MAGIC,
+		.version = STRESS_PARAMS_VERSION,
+		.size = sizeof(*r->shm),
+		.threads = cfg->threads,
+		.chunk_size = cfg->chunk,
+		.max_chunks = r->footprint,
+		.reclaim_nice = cfg->reclaim_nice,
+		.reclaim_rt = cfg->reclaim_rt,
+		.usage_fd = r->usage_fd,
+		.strategy = (int32_t)cfg->strategy,
+		.high_bytes = r->usage_fd >= 0 ? r->throttle_bytes : 0,
+		.miss_cost_ns = cfg->miss_cost_ns,
+		.seed = cfg->seed,
+		.free_mode = (int32_t)cfg->free_mode,
+		.no_populate = cfg->no_populate,
+		.lazyfree = cfg->lazyfree,
+	};
+	if (stress_params_check(p, err))
+		return -1;
+	snprintf(fd, sizeof(fd), "%d", r->shm_fd);
 	mp_child_init(c, argv);
 	c->file = "/proc/self/exe";
 	c->name = "/proc/self/exe " STRESS_ENGINE_APPLET;
@@ -178,128 +197,82 @@ static int start_engine(struct run *r, struct mp_err *err)
 	    (r->c.mp_cg && strcmp(r->c.mp_cg->dir, r->c.cg->dir) &&
 	     mp_child_join(c, r->c.mp_cg->dir, err)))
 		return -1;
-	snprintf(num[0], sizeof(num[0]), "%d", r->shm_fd);
-	snprintf(num[1], sizeof(num[1]), "%" PRIu64, cfg->chunk);
-	snprintf(num[2], sizeof(num[2]), "%d", cfg->threads);
-	snprintf(num[3], sizeof(num[3]), "%" PRIu64, r->footprint);
-	snprintf(num[4], sizeof(num[4]), "%d", cfg->reclaim_nice);
-	snprintf(num[5], sizeof(num[5]), "%d", cfg->reclaim_rt);
-	snprintf(num[6], sizeof(num[6]), "%d", r->usage_fd);
-	snprintf(num[7], sizeof(num[7]), "%" PRIu64, r->throttle_bytes);
-	snprintf(num[8], sizeof(num[8]), "%d", (int)cfg->strategy);
-	snprintf(num[9], sizeof(num[9]), "%" PRIu64, cfg->miss_cost_ns);
-	snprintf(num[10], sizeof(num[10]), "%" PRIu64, cfg->seed);
-	snprintf(num[11], sizeof(num[11]), "%d", (int)cfg->free_mode);
-	argv[n++] = "--shm";
-	argv[n++] = num[0];
-	argv[n++] = "--chunk";
-	argv[n++] = num[1];
-	argv[n++] = "--threads";
-	argv[n++] = num[2];
-	argv[n++] = "--max-chunks";
-	argv[n++] = num[3];
-	argv[n++] = "--reclaim-nice";
-	argv[n++] = num[4];
-	argv[n++] = "--reclaim-rt";
-	argv[n++] = num[5];
-	if (r->usage_fd >= 0) {
-		argv[n++] = "--usage-fd";
-		argv[n++] = num[6];
-		argv[n++] = "--high-bytes";
-		argv[n++] = num[7];
-	}
-	if (cfg->free_mode) {
-		argv[n++] = "--free";
-		argv[n++] = num[11];
-	}
-	if (cfg->no_populate) {
-		argv[n++] = "--no-populate";
-		argv[n++] = "1";
-	}
-	if (cfg->lazyfree) {
-		argv[n++] = "--lazyfree";
-		argv[n++] = "1";
-	}
-	if (cfg->strategy) {
-		argv[n++] = "--strategy";
-		argv[n++] = num[8];
-		argv[n++] = "--miss-cost";
-		argv[n++] = num[9];
-		argv[n++] = "--seed";
-		argv[n++] = num[10];
-	}
-	argv[n] = NULL;
 	return mp_child_start(c, err);
 }
 
-int stress_engine_applet(int argc, char **argv)
+int stress_params_check(const struct stress_params *p, struct mp_err *err)
+{
+	const char *bad = NULL;
+
+	if (p->magic != STRESS_PARAMS_MAGIC ||
+	    p->version != STRESS_PARAMS_VERSION ||
+	    p->size != sizeof(struct stress_shared))
+		bad = "its header (not the memfd of this mpctl's stress)";
+	else if (p->threads < 1 || p->threads > STRESS_MAX_THREADS)
+		bad = "threads";
+	else if (!p->chunk_size)
+		bad = "chunk_size";
+	else if (!p->max_chunks)
+		bad = "max_chunks";
+	else if (p->reclaim_nice < -20 || p->reclaim_nice > 19)
+		bad = "reclaim_nice";
+	else if (p->reclaim_rt < 0 || p->reclaim_rt > 99)
+		bad = "reclaim_rt";
+	else if (p->usage_fd < -1)
+		bad = "usage_fd";
+	else if (p->strategy < 0 || p->strategy >= STRESS_STRATEGY_NR)
+		bad = "strategy";
+	else if (p->free_mode < 0 || p->free_mode >= STRESS_FREE_NR)
+		bad = "free_mode";
+	else if (p->no_populate > 1 || p->lazyfree > 1)
+		bad = "a flag";
+	if (!bad)
+		return 0;
+	return mp_errf(err, MP_EXIT_USAGE, 0,
+		       "bad engine parameters in the shared memory: %s", bad);
+}
+
+int stress_engine_main(int shm_fd, struct mp_err *err)
 {
 	struct stress_engine_cfg cfg = { 0 };
-	long long shm_fd = -1;
-	long long v[13] = { 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0 };
-	static const char *const names[] = {
-		"--chunk", "--threads", "--max-chunks", "--reclaim-nice",
-		"--reclaim-rt", "--usage-fd", "--high-bytes", "--strategy",
-		"--miss-cost", "--seed", "--free", "--no-populate",
-		"--lazyfree",
-	};
-	static const long long lo[] = { 1, 1, 1, -20, 0, 0, 0, 0, 0, 0, 0, 0,
-					0 };
-	static const long long hi[] = { LLONG_MAX, STRESS_MAX_THREADS,
-					LLONG_MAX, 19, 99, INT_MAX,
-					LLONG_MAX, STRESS_STRATEGY_NR - 1,
-					LLONG_MAX, LLONG_MAX, STRESS_FREE_NR - 1,
-					1, 1 };
-	const int nr = (int)(sizeof(names) / sizeof(names[0]));
 	struct mp_shrinker *sh = NULL;
-	struct mp_err err;
-	int i, j, ret;
+	struct stress_params p;
+	int ret;
 
-	for (i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--shm")) {
-			if (mp_parse_long(argv[i + 1], 0, INT_MAX, &shm_fd))
-				goto usage;
-			continue;
-		}
-		for (j = 0; j < nr; j++)
-			if (!strcmp(argv[i], names[j]))
-				break;
-		if (j == nr || mp_parse_long(argv[i + 1], lo[j], hi[j], &v[j]))
-			goto usage;
+	cfg.shm = stress_shared_map(shm_fd);
+	if (!cfg.shm) {
+		mp_errf(err, MP_EXIT_USAGE, 0,
+			"fd %d is not the shared memory of 'mpctl stress'",
+			shm_fd);
+		return MP_EXIT_USAGE;
 	}
-	if (i != argc || shm_fd < 0 || !v[0] || !v[1] || !v[2])
-		goto usage;
-	cfg.shm = stress_shared_map((int)shm_fd);
-	if (!cfg.shm)
-		goto usage;
-	close((int)shm_fd);
+	close(shm_fd);
+	p = cfg.shm->params;
+	if (stress_params_check(&p, err))
+		goto fail;
 	/* the registration as any child of 'mpctl register' gets it */
-	if ((!v[7] || stress_strategy_shrinker(v[7])) &&
-	    mp_shrinker_client_from_env(&sh, &err)) {
-		snprintf(cfg.shm->error, sizeof(cfg.shm->error), "%s",
-			 err.msg);
-		cfg.shm->state = STRESS_FAILED;
-		return MP_EXIT_FAILURE;
-	}
-	cfg.chunk_size = (uint64_t)v[0];
-	cfg.threads = (int)v[1];
-	cfg.max_chunks = (uint64_t)v[2];
-	cfg.reclaim_nice = (int)v[3];
-	cfg.reclaim_rt = (int)v[4];
-	cfg.usage_fd = (int)v[5];
-	cfg.high_bytes = (uint64_t)v[6];
-	cfg.free_mode = (enum stress_free)v[10];
-	cfg.no_populate = v[11];
-	cfg.lazyfree = v[12];
+	if ((!p.strategy || stress_strategy_shrinker(p.strategy)) &&
+	    mp_shrinker_client_from_env(&sh, err))
+		goto fail;
+	cfg.chunk_size = p.chunk_size;
+	cfg.threads = p.threads;
+	cfg.max_chunks = p.max_chunks;
+	cfg.reclaim_nice = p.reclaim_nice;
+	cfg.reclaim_rt = p.reclaim_rt;
+	cfg.usage_fd = p.usage_fd;
+	cfg.high_bytes = p.high_bytes;
+	cfg.free_mode = (enum stress_free)p.free_mode;
+	cfg.no_populate = p.no_populate;
+	cfg.lazyfree = p.lazyfree;
 	cfg.sh = sh;
-	if (v[7]) {
+	if (p.strategy) {
 		struct stress_cache_cfg cc = {
-			.strategy = (enum stress_strategy)v[7],
+			.strategy = (enum stress_strategy)p.strategy,
 			.chunk_size = cfg.chunk_size,
 			.slots = cfg.max_chunks,
 			.threads = cfg.threads,
-			.miss_cost_ns = (uint64_t)v[8],
-			.seed = (uint64_t)v[9],
+			.miss_cost_ns = p.miss_cost_ns,
+			.seed = p.seed,
 			.free_mode = cfg.free_mode,
 			.no_populate = cfg.no_populate,
 			.sh = sh,
@@ -313,12 +286,14 @@ int stress_engine_applet(int argc, char **argv)
 		ret = stress_engine_run(&cfg) ? MP_EXIT_FAILURE : MP_EXIT_OK;
 	}
 	mp_shrinker_close(sh);
+	stress_shared_free(cfg.shm);
 	return ret;
-usage:
-	/* started by stress_run() only: not for hands */
-	fprintf(stderr, "mpctl %s: the engine of 'mpctl stress', not a command\n",
-		STRESS_ENGINE_APPLET);
-	return MP_EXIT_USAGE;
+fail:
+	/* the parent reads why from the shared memory */
+	snprintf(cfg.shm->error, sizeof(cfg.shm->error), "%s", err->msg);
+	cfg.shm->state = STRESS_FAILED;
+	stress_shared_free(cfg.shm);
+	return MP_EXIT_FAILURE;
 }
 
 /*

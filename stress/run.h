@@ -155,7 +155,17 @@ int stress_cgroups_setup(struct stress_cgroups *c,
 			 struct mp_err *err);
 void stress_cgroups_remove(struct stress_cgroups *c);
 
-/* "mpctl __stress-engine ...": the engine process, started by stress_run() */
-int stress_engine_applet(int argc, char **argv);
+/* 0, or -1 with err (MP_EXIT_USAGE) naming the first bad setting. */
+int stress_params_check(const struct stress_params *p, struct mp_err *err);
+
+/*
+ * The engine of 'mpctl stress', in the process stress_run() started (the
+ * hidden applet STRESS_ENGINE_APPLET, cmd/engine.c): maps the shared
+ * memory behind @shm_fd, checks its parameters and runs the allocators or
+ * the cache workload until the parent says stop. Its exit status; err set
+ * (and nothing printed) when @shm_fd is not the memfd of 'mpctl stress'
+ * or holds bad settings.
+ */
+int stress_engine_main(int shm_fd, struct mp_err *err);
 
 #endif
