@@ -92,11 +92,13 @@ struct mp_shrinker {
 #define ST_SET(sh, f, v) __atomic_store_n(&(sh)->st.f, (v), __ATOMIC_RELAXED)
 #define ST_GET(sh, f) __atomic_load_n(&(sh)->st.f, __ATOMIC_RELAXED)
 
+/* clang-format off */
 static const char *const mode_names[] = {
 	[MP_SHRINKER_KERNEL_V1] = "kernel-v1",
 	[MP_SHRINKER_KERNEL_V2] = "kernel-v2",
 	[MP_SHRINKER_EMULATED] = "emulated",
 };
+/* clang-format on */
 
 const char *mp_shrinker_mode_name(enum mp_shrinker_mode m)
 {
