@@ -152,6 +152,46 @@ stress_cgroups() {
 	assert_cgroup_gone "$out"
 }
 
+# bats/fixtures/stress-*.json and their summaries stress-*.txt were
+# recorded together (-o FILE, stdout) on a 6.18 host, v1 memcg, emulated
+# shrinker, by the mpctl that printed the summary from its struct:
+#   psi       -d 1s -L 64M --strategy psi
+#   lazyfree  -d 1s -L 64M --lazyfree --no-populate
+#   oom       -d 1s -L 64M --strategy none --free free (no shrinker,
+#             the engine OOM-killed)
+#   hog       -d 2s -L 128M -H "--vm 1 --vm-bytes 16M"
+@test "stress --input: recorded documents give their recorded summaries" {
+	local f
+	for f in psi lazyfree oom hog; do
+		mpctl stress --input "$ROOT/bats/fixtures/stress-$f.json"
+		assert_success
+		diff -u "$ROOT/bats/fixtures/stress-$f.txt" <(echo "$output")
+	done
+}
+
+@test "stress: the summary is the document's (--input of -o prints it again)" {
+	requires root memcg jq
+	local out=$BATS_TEST_TMPDIR/out.json
+	# the cache's line too; an OOM-killed run (1) still has its summary
+	run --separate-stderr "$MPCTL_BIN" stress --duration 1s --threads 2 \
+		--limit 128M --strategy psi --output "$out"
+	[ "$status" -le 1 ]
+	local summary=$output
+	[[ $summary == *"  cache         psi: "* ]]
+	assert_cgroup_gone "$out"
+	mpctl stress --input "$out"
+	assert_success
+	diff -u <(echo "$summary") <(echo "$output")
+}
+
+@test "stress --input: another document, or none, fails" {
+	mpctl stress --input "$ROOT/bats/fixtures/report-base.json"
+	assert_failure 1
+	assert_output --partial "is not an mpctl-stress document of version 2"
+	mpctl stress --input "$BATS_TEST_TMPDIR/none.json"
+	assert_failure 1
+}
+
 @test "stress: SIGINT ends the run early with the summary and JSON" {
 	requires root memcg jq
 	local out=$BATS_TEST_TMPDIR/int.json

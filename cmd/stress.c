@@ -3,8 +3,9 @@
  * mpctl stress: allocate more than a cgroup's limit with a user-space
  * shrinker freeing chunks on request, and report how it went.
  *
- * The options, and the summary and JSON document rendered from the
- * result; the run itself is stress_run() (stress/run.h).
+ * The options, and the JSON document built from the result; the run
+ * itself is stress_run() (stress/run.h), the text summary is rendered
+ * from the document (stress/summary.h).
  */
 #include <argp.h>
 #include <errno.h>
@@ -23,7 +24,9 @@
 #include "mp_json.h"
 #include "mp_output.h"
 #include "mp_parse.h"
+#include "mp_report.h"
 #include "run.h"
+#include "summary.h"
 
 #define STRESS_SCHEMA		"mpctl-stress"
 /* 2: parameters.chunk_size_bytes (was chunk_bytes), timeline[].t_ns (t_ms) */
@@ -38,6 +41,7 @@ struct stress_opts {
 	bool verbose;		/* -v: the run's set-up on stderr */
 	bool progress_shown;	/* a progress line to clear on stderr */
 	const char *chunk_arg;	/* --chunk as given */
+	const char *input;	/* hidden --input: a saved document's summary */
 };
 
 enum {
@@ -61,6 +65,7 @@ enum {
 	OPT_FREE,
 	OPT_NO_POPULATE,
 	OPT_LAZYFREE,
+	OPT_INPUT,
 };
 
 /* clang-format off */
@@ -134,6 +139,9 @@ static const struct argp_option options[] = {
 	{ "verbose", 'v', NULL, 0,
 	  "say on stderr how the run was set up (backend, shrinker, cgroup) "
 	  "and why it ended", 0 },
+	/* for tests: the text summary of a document -o wrote, no run */
+	{ "input", OPT_INPUT, "FILE", OPTION_HIDDEN,
+	  "print the summary of a saved document instead of running", 0 },
 	{ "target", OPT_TARGET, "FRAC", 0,
 	  "emulation: bring usage back under FRAC of the limit (0.85)", 0 },
 	{ "high", OPT_HIGH, "FRAC", 0,
@@ -267,6 +275,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		so->verbose = true;
 		break;
+	case OPT_INPUT:
+		so->input = cmd_arg_str(state, key, arg);
+		break;
 	case OPT_TARGET:
 		o->target = cmd_arg_frac(state, key, arg, 0, 0.99,
 					 CMD_FRAC_ABOVE);
@@ -353,11 +364,6 @@ static bool populates(const struct stress_run_cfg *o)
 static double seconds(const struct stress_result *r)
 {
 	return (double)(r->end_ns - r->start_ns) / 1e9;
-}
-
-static void fmt_mib(uint64_t b, char *buf, size_t len)
-{
-	snprintf(buf, len, "%.0f MiB", (double)b / (1 << 20));
 }
 
 /* An argv as an array of strings; null when there is none (not run). */
@@ -586,73 +592,6 @@ static json_t *result_json(const struct stress_run_cfg *o,
 	return doc;
 }
 
-static void print_summary(const struct stress_run_cfg *o,
-			  const struct stress_result *r)
-{
-	const struct stress_shared *s = &r->engine;
-	char a[32], b[32], c[32];
-	double secs = seconds(r);
-
-	printf("mpctl stress: %s shrinker (%s) in %s, ended: %s\n",
-	       r->mode ? mp_shrinker_mode_name(r->mode) : "no",
-	       r->mode ? mp_backend_name(r->backend) : "-",
-	       r->cgroup, r->reason);
-	printf("  duration      %.1f s, %d threads, chunk %" PRIu64
-	       " bytes\n", secs, o->threads, o->chunk);
-	fmt_mib(s->chunks.allocated * o->chunk, a, sizeof(a));
-	fmt_mib(s->chunks.freed * o->chunk, b, sizeof(b));
-	printf("  allocated     %" PRIu64 " chunks (%s), %.0f MiB/s\n",
-	       s->chunks.allocated, a,
-	       secs > 0 ? (double)s->chunks.allocated * (double)o->chunk /
-	       secs / (1 << 20) : 0.0);
-	printf("  freed         %" PRIu64 " chunks (%s) on %" PRIu64
-	       " requests for %" PRIu64 " (re-added %" PRIu64 ", short %"
-	       PRIu64 ")\n", s->chunks.freed, b, s->requests,
-	       s->chunks_requested, s->chunks_readded, s->chunks_short);
-	if (o->lazyfree)
-		printf("  lost          %" PRIu64 " chunks found dropped by "
-		       "reclaim (MADV_FREE)\n", s->chunks.lost);
-	printf("  latency       p50 %.0f us, p99 %.0f us, max %.0f us per "
-	       "request; p50 %.0f us per chunk\n",
-	       mp_hist_quantile(&s->latency, 0.5) / 1e3,
-	       mp_hist_quantile(&s->latency, 0.99) / 1e3,
-	       s->latency.max / 1e3,
-	       mp_hist_quantile(&s->latency_chunk, 0.5) / 1e3);
-	printf("  alloc latency p50 %.0f us, p99 %.0f us, max %.0f us per "
-	       "chunk (%s%s); %" PRIu64 " took 500 ms or more\n",
-	       mp_hist_quantile(&s->alloc_latency, 0.5) / 1e3,
-	       mp_hist_quantile(&s->alloc_latency, 0.99) / 1e3,
-	       s->alloc_latency.max / 1e3, stress_free_name(o->free_mode),
-	       populates(o) ? ", populated" : ", a write a page",
-	       s->allocs_slow);
-	printf("  events        low %" PRIu64 ", medium %" PRIu64
-	       ", critical %" PRIu64, r->events[MP_LEVEL_LOW],
-	       r->events[MP_LEVEL_MEDIUM], r->events[MP_LEVEL_CRITICAL]);
-	if (r->emulated)
-		printf("; usage thresholds %" PRIu64, r->ss.thresholds);
-	printf("\n");
-	fmt_mib(r->peak, a, sizeof(a));
-	fmt_mib(r->limit, b, sizeof(b));
-	fmt_mib(r->swap_peak - r->swap_start, c, sizeof(c));
-	printf("  peak usage    %s of %s limit, swap growth %s\n", a, b, c);
-	printf("  OOM kills     %" PRIu64 "\n", r->oom_kills);
-	if (o->hog)
-		printf("  hog           stress-ng %s: %s%" PRIu64
-		       " bogo-ops, %" PRIu64 " OOM kills\n", o->hog,
-		       r->hog_have_ops ? "" : "no report, ", r->hog_bogo_ops,
-		       r->hog_oom_kills);
-	if (o->strategy)
-		printf("  cache         %s: %" PRIu64 " reads (%.0f/s), hit "
-		       "ratio %.3f, %" PRIu64 " misses, %" PRIu64
-		       " found dropped\n", stress_strategy_name(o->strategy),
-		       s->cache_reads, secs > 0 ? (double)s->cache_reads /
-		       secs : 0.0, s->cache_reads ? (double)s->cache_hits /
-		       (double)s->cache_reads : 0.0, s->cache_misses,
-		       s->cache_lost);
-	if (s->error[0])
-		printf("  error         %s\n", s->error);
-}
-
 /* progress goes to stderr: stdout may be a document (docker -t) */
 static void progress(const struct stress_sample *s, uint64_t freed,
 		     const uint64_t events[MP_LEVEL_NR], uint64_t limit,
@@ -664,9 +603,9 @@ static void progress(const struct stress_sample *s, uint64_t freed,
 	size_t cols = 80;
 
 	so->progress_shown = true;
-	fmt_mib(s->held * so->cfg.chunk, held, sizeof(held));
-	fmt_mib(s->usage, usage, sizeof(usage));
-	fmt_mib(limit, lim, sizeof(lim));
+	stress_fmt_mib(s->held * so->cfg.chunk, held, sizeof(held));
+	stress_fmt_mib(s->usage, usage, sizeof(usage));
+	stress_fmt_mib(limit, lim, sizeof(lim));
 	snprintf(line, sizeof(line), "%5.1fs held %s freed %" PRIu64
 		 " requests %" PRIu64 " events l/m/c %" PRIu64 "/%" PRIu64
 		 "/%" PRIu64 " usage %s/%s",
@@ -780,11 +719,11 @@ static int stress(struct stress_opts *so)
 			  f->res.mode ? mp_shrinker_mode_name(f->res.mode) :
 			  "none",
 			  f->res.cgroup, f->res.reason);
-	if (!so->json && !so->quiet)
-		print_summary(o, &f->res);
 	if (!doc)
 		cmd_error("cannot build the JSON document: %s",
 			  strerror(errno));
+	else if (!so->json && !so->quiet)
+		stress_summary_write(stdout, doc);
 	w = doc ? write_output(so, &f->out, &have_out, doc) : -2;
 	json_decref(doc);
 	if (w == -2) {
@@ -812,6 +751,26 @@ out:
 	return ret;
 }
 
+/* --input: the summary of a saved document, rendered as a run's is */
+static int summarize_input(const char *path)
+{
+	struct mp_err err;
+	json_t *doc;
+
+	doc = mp_json_load_file(path, &err);
+	if (!doc)
+		return cmd_fail(&err);
+	if (mp_json_check_schema(doc, STRESS_SCHEMA, STRESS_SCHEMA_VERSION)) {
+		json_decref(doc);
+		cmd_error("'%s' is not an %s document of version %d", path,
+			  STRESS_SCHEMA, STRESS_SCHEMA_VERSION);
+		return MP_EXIT_FAILURE;
+	}
+	stress_summary_write(stdout, doc);
+	json_decref(doc);
+	return MP_EXIT_OK;
+}
+
 int cmd_stress(int argc, char **argv)
 {
 	struct stress_opts o = { .cfg = {
@@ -829,5 +788,5 @@ int cmd_stress(int argc, char **argv)
 	} };
 
 	cmd_argp_parse(&stress_argp, argc, argv, &o);
-	return stress(&o);
+	return o.input ? summarize_input(o.input) : stress(&o);
 }
