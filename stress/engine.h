@@ -92,6 +92,12 @@ struct stress_engine_cfg {
 	int reclaim_rt;		/* >0: SCHED_FIFO priority, else (or if that
 				 * is not permitted) reclaim_nice */
 	/*
+	 * a program that answers late: the reclaim thread sleeps this long
+	 * after reading a request, before it frees (counted in the request's
+	 * latency)
+	 */
+	uint64_t answer_delay_ns;
+	/*
 	 * >= 0: the cgroup's usage file; the allocators pause while the
 	 * usage is above high_bytes (see throttle() in engine.c)
 	 */

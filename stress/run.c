@@ -29,7 +29,7 @@
 
 #define TICK_NS		100000000ULL	/* timeline sampling */
 #define PROGRESS_TICKS	2		/* progress every 200 ms */
-#define ENGINE_ARGS	32
+#define ENGINE_ARGS	40
 
 extern char **environ;
 
@@ -190,6 +190,7 @@ static int start_engine(struct run *r, struct mp_err *err)
 	snprintf(num[9], sizeof(num[9]), "%" PRIu64, cfg->miss_cost_ns);
 	snprintf(num[10], sizeof(num[10]), "%" PRIu64, cfg->seed);
 	snprintf(num[11], sizeof(num[11]), "%d", (int)cfg->free_mode);
+	snprintf(num[12], sizeof(num[12]), "%" PRIu64, cfg->answer_delay_ns);
 	argv[n++] = "--shm";
 	argv[n++] = num[0];
 	argv[n++] = "--chunk";
@@ -220,6 +221,10 @@ static int start_engine(struct run *r, struct mp_err *err)
 		argv[n++] = "--lazyfree";
 		argv[n++] = "1";
 	}
+	if (cfg->answer_delay_ns) {
+		argv[n++] = "--answer-delay";
+		argv[n++] = num[12];
+	}
 	if (cfg->strategy) {
 		argv[n++] = "--strategy";
 		argv[n++] = num[8];
@@ -236,20 +241,20 @@ int stress_engine_applet(int argc, char **argv)
 {
 	struct stress_engine_cfg cfg = { 0 };
 	long long shm_fd = -1;
-	long long v[13] = { 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0 };
+	long long v[14] = { 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0 };
 	static const char *const names[] = {
 		"--chunk", "--threads", "--max-chunks", "--reclaim-nice",
 		"--reclaim-rt", "--usage-fd", "--high-bytes", "--strategy",
 		"--miss-cost", "--seed", "--free", "--no-populate",
-		"--lazyfree",
+		"--lazyfree", "--answer-delay",
 	};
 	static const long long lo[] = { 1, 1, 1, -20, 0, 0, 0, 0, 0, 0, 0, 0,
-					0 };
+					0, 0 };
 	static const long long hi[] = { LLONG_MAX, STRESS_MAX_THREADS,
 					LLONG_MAX, 19, 99, INT_MAX,
 					LLONG_MAX, STRESS_STRATEGY_NR - 1,
 					LLONG_MAX, LLONG_MAX, STRESS_FREE_NR - 1,
-					1, 1 };
+					1, 1, LLONG_MAX };
 	const int nr = (int)(sizeof(names) / sizeof(names[0]));
 	struct mp_shrinker *sh = NULL;
 	struct mp_err err;
@@ -291,6 +296,7 @@ int stress_engine_applet(int argc, char **argv)
 	cfg.free_mode = (enum stress_free)v[10];
 	cfg.no_populate = v[11];
 	cfg.lazyfree = v[12];
+	cfg.answer_delay_ns = (uint64_t)v[13];
 	cfg.sh = sh;
 	if (v[7]) {
 		struct stress_cache_cfg cc = {
@@ -732,6 +738,9 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 	if (cfg->lazyfree && cfg->strategy)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "--lazyfree and --strategy exclude each other: the strategy says what the cache does with its chunks (madv-free, kernel-lazyfree)");
+	if (cfg->answer_delay_ns && cfg->strategy)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "--answer-delay and --strategy exclude each other: the delay is the stress engine's, the cache answers at once");
 	if (cfg->lazyfree && !lazyfree_works())
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 			       "--lazyfree needs MADV_FREE (Linux 4.5), which this kernel refused: %s",
