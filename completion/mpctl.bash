@@ -12,7 +12,7 @@ _mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-r
 _mpctl_opts_report="--allow-empty --allow-unsure --force --alpha --compare --duration --help --html --input --json --limit --list --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent --quiet --verbose"
 _mpctl_opts_info="--cgroup --help --json --pretty --sysroot --usage --version"
 
-_mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker strategy-none strategy-madv-free strategy-psi strategy-kernel strategy-kernel-lazyfree strategy-kernel-munmap strategy-reclaim-agent"
+_mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker kernel-shrinker-max kernel-shrinker-late kernel-shrinker-noswap strategy-none strategy-madv-free strategy-psi strategy-kernel strategy-kernel-lazyfree strategy-kernel-munmap strategy-reclaim-agent"
 
 # cgroups as their path in the hierarchy (/a/b), from the v1 memory
 # hierarchy or else cgroup2, three levels deep
