@@ -14,7 +14,8 @@
 #   make bench        run the benchmarks, write build/bench/*.json
 #   make asan         build/asan/mpctl with ASan and UBSan (bats/sanitize.bats)
 #   make compare-kernels, make regression-demo, make compare-matrix,
-#   make compare-v2pure (cgroup2 alone, stock for memcg): see
+#   make compare-v2pure (cgroup2 alone, stock for memcg),
+#   make compare-scenarios (the kernel-shrinker ones, MGLRU on, off): see
 #                     kernel-patch/README-harness.md
 
 VERSION := 0.1.0
@@ -205,6 +206,20 @@ compare-v2pure: all static
 	kernel-patch/scripts/compare-kernels.sh -P -j 2 -n 3 $(COMPARE_ARGS) \
 		-o $(O)/compare-v2pure 6.1 6.12
 
+# the kernel-shrinker scenarios, make check's two (-max, -late) and those
+# it leaves out for time (-noswap), 6.1 against 6.12 with MGLRU on, then
+# off (classic LRU): the configurations in which the series differs
+KSHRINKER_SCENARIOS := -s kernel-shrinker -s kernel-shrinker-max \
+	-s kernel-shrinker-late -s kernel-shrinker-noswap
+compare-scenarios: all static
+	kernel-patch/scripts/compare-kernels.sh -j 2 -n 3 -g y \
+		$(KSHRINKER_SCENARIOS) $(COMPARE_ARGS) \
+		-o $(O)/compare-scenarios-mglru 6.1 6.12; \
+	rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
+	kernel-patch/scripts/compare-kernels.sh -j 2 -n 3 -g n -B \
+		$(KSHRINKER_SCENARIOS) $(COMPARE_ARGS) \
+		-o $(O)/compare-scenarios-classic 6.1 6.12
+
 compare-matrix: all static
 	kernel-patch/scripts/compare-kernels.sh -j 2 -g y -b 5 -n 5 -c 5 \
 		$(COMPARE_ARGS) -o $(O)/compare-matrix 6.1 6.12; \
@@ -258,4 +273,4 @@ clean:
 -include $(OBJS:.o=.d) $(PROGS:$(O)/%=$(O)/obj/stress/%.d) \
 	$(O)/obj/bats/fuzz/parse.d $(O)/obj/bats/notify-recv.d
 
-.PHONY: format check-format asan deps-host compare-kernels regression-demo compare-matrix compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean
+.PHONY: format check-format asan deps-host compare-kernels regression-demo compare-matrix compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean

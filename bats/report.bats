@@ -803,3 +803,56 @@ synth() {
 	assert_failure 1
 	assert_output ""
 }
+
+@test "report: kernel-shrinker-max and -late in the suite, -noswap by name; skipped with the reason without the kernel's shrinker" {
+	requires root jq
+	mpctl report --list
+	assert_success
+	for s in kernel-shrinker-max kernel-shrinker-late kernel-shrinker-noswap; do
+		assert_line --regexp "^$s +mpctl stress --no-assist"
+	done
+	assert_line --regexp '^kernel-shrinker-max .*--no-throttle'
+	assert_line --regexp '^kernel-shrinker-late .*--answer-delay 50ms'
+	! mp_have_controller mempressure || skip "a patched kernel runs them"
+	local r=$BATS_TEST_TMPDIR/k.json
+	mpctl report -d 1s -r 1 -s kernel-shrinker-max -s kernel-shrinker-late \
+		-s kernel-shrinker-noswap --allow-empty -o "$r"
+	assert_success
+	jq -e '[.scenarios[] | select(.name | startswith("kernel-shrinker-"))] |
+		length == 3 and all(.status == "skipped" and (.runs | length) == 0
+		and .reason == "needs the kernel\u0027s shrinker (a patched kernel)")' "$r"
+	assert_line --regexp '^scenario kernel-shrinker-late: .*\(0 runs, skipped\)$'
+	assert_line "  needs the kernel's shrinker (a patched kernel)"
+	# the standard suite (make check's comparison): max and late, not noswap
+	mpctl report -d 1s -r 1 -o "$r"
+	[ "$status" -ne 69 ] || skip "no pressure interface"
+	assert_success
+	jq -e '.settings.scenarios as $s | ($s | index("kernel-shrinker-max")) and
+		($s | index("kernel-shrinker-late")) and
+		($s | index("kernel-shrinker-noswap") | not)' "$r"
+}
+
+@test "stress --answer-delay: every request answered that late; bad values are one line and 64" {
+	requires root memcg jq
+	run --separate-stderr "$MPCTL_BIN" stress --json -d 2s -L 128M \
+		--answer-delay 20ms
+	[ "$status" -ne 69 ] || skip "no pressure interface"
+	assert_success
+	echo "$output" | jq -e '.parameters.answer_delay_ns == 20000000 and
+		.reclaim_requests > 0 and .reclaim_latency.count > 0 and
+		.reclaim_latency.mean_ns >= 20000000 and
+		.reclaim_latency.p50_ns >= 19000000'
+	# without it: 0, in the parameters all the same
+	run --separate-stderr "$MPCTL_BIN" stress --json -d 1s -L 128M
+	assert_success
+	echo "$output" | jq -e '.parameters.answer_delay_ns == 0'
+	local bad
+	for bad in 0 -1ms 11s soon; do
+		mpctl stress --answer-delay "$bad" -d 1s
+		[ "$status" -eq 64 ]
+		assert_line --index 0 --regexp "^mpctl stress: invalid --answer-delay '$bad': "
+	done
+	mpctl stress --answer-delay 1ms --strategy psi -d 1s
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: --answer-delay and --strategy exclude each other: the delay is the stress engine's, the cache answers at once"
+}

@@ -66,6 +66,7 @@ enum {
 	OPT_NO_POPULATE,
 	OPT_LAZYFREE,
 	OPT_INPUT,
+	OPT_ANSWER_DELAY,
 };
 
 /* clang-format off */
@@ -104,6 +105,9 @@ static const struct argp_option options[] = {
 	{ "lazyfree", OPT_LAZYFREE, NULL, 0,
 	  "mark every chunk MADV_FREE once written: reclaim may drop it "
 	  "without an answer; count the chunks found dropped", 0 },
+	{ "answer-delay", OPT_ANSWER_DELAY, "TIME", 0,
+	  "answer every request late: the reclaim thread sleeps TIME after "
+	  "reading it, before it frees, at most 10s (default: none)", 0 },
 	{ "backend", 'b', "NAME", 0,
 	  "mempressure (kernel shrinker), memcg or psi (emulated), or auto",
 	  0 },
@@ -235,6 +239,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MISS_COST:
 		o->miss_cost_ns = cmd_arg_duration(state, key, arg, 0);
+		break;
+	case OPT_ANSWER_DELAY:
+		o->answer_delay_ns = cmd_arg_duration(state, key, arg, 0);
+		/* a run's end waits for the answer being delayed */
+		if (o->answer_delay_ns > STRESS_MAX_ANSWER_DELAY_NS)
+			cmd_argerr(state, "invalid --answer-delay '%s': at most 10s",
+				   arg);
 		break;
 	case OPT_SEED:
 		o->seed = cmd_arg_long(state, key, arg, 0, LLONG_MAX);
@@ -427,7 +438,7 @@ static json_t *result_json(const struct stress_run_cfg *o,
 
 	uname(&un);
 
-	params = json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o, s:s, s:b, s:b}",
+	params = json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o, s:s, s:b, s:b, s:I}",
 			   "chunk_size_bytes", (json_int_t)o->chunk,
 			   "threads", (json_int_t)o->threads,
 			   "duration_ns", (json_int_t)o->duration_ns,
@@ -447,7 +458,8 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			   "hog", o->hog ? mp_json_str(o->hog) : json_null(),
 			   "free", stress_free_name(o->free_mode),
 			   "populate", populates(o),
-			   "lazyfree", o->lazyfree);
+			   "lazyfree", o->lazyfree,
+			   "answer_delay_ns", (json_int_t)o->answer_delay_ns);
 	if (policy_on) {
 		struct mp_emul_policy p = {
 			.target = o->target, .high = o->high,

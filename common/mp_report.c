@@ -850,7 +850,8 @@ static const char *const alike_keys[] = {
 	"parameters.overcommit", "parameters.swap", "parameters.backend",
 	"parameters.emulate", "parameters.assist", "parameters.hog",
 	"parameters.strategy", "parameters.until_freed", "parameters.free",
-	"parameters.populate", "parameters.lazyfree", "shrinker", NULL,
+	"parameters.populate", "parameters.lazyfree",
+	"parameters.answer_delay_ns", "shrinker", NULL,
 };
 /* clang-format on */
 
@@ -859,7 +860,8 @@ static const char *const alike_keys[] = {
  * named the chunk size "chunk_bytes"; documents before --free lack free
  * and populate, and ran what their defaults are now: reuse, populating
  * but for the cache workload (a string "strategy"); documents before
- * --lazyfree lack lazyfree, and no chunk was MADV_FREE (false)
+ * --lazyfree lack lazyfree, and no chunk was MADV_FREE (false); documents
+ * before --answer-delay lack it, and answered at once (0)
  */
 static json_t *alike_get(const json_t *run, const char *key)
 {
@@ -879,6 +881,8 @@ static json_t *alike_get(const json_t *run, const char *key)
 							"strategy")));
 	if (!strcmp(key, "parameters.lazyfree"))
 		return json_false();
+	if (!strcmp(key, "parameters.answer_delay_ns"))
+		return json_integer(0);
 	return NULL;
 }
 

@@ -92,6 +92,12 @@ if [ $host_only = 0 ]; then
 			# reclaim swaps out at the first priority, where a
 			# kernel that does not ask first loses the chunks to
 			# zram (the noaskfirst demo below)
+			# No -s: the report's standard suite, which has
+			# kernel-shrinker-max (memory.max alone) and
+			# kernel-shrinker-late (answers 50 ms late, inside
+			# the kernel's wait); kernel-shrinker-noswap and the
+			# strategies are by name only (make compare-scenarios):
+			# each scenario costs every one of the ~11 boots
 			cargs=(-M det -d "${MPCTL_COMPARE_DURATION:-2s}" -r 3
 			       -j "${MPCTL_COMPARE_JOBS:-2}" -g y)
 			echo "== mpctl report on 6.1 and 6.12, deterministic, $boots boots each, compared"

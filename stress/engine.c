@@ -212,8 +212,11 @@ run:
 			SET(e->shm->stop, 1);
 			break;
 		}
-		if (ret)
-			reclaim(e, n, t0);
+		if (!ret)
+			continue;
+		if (e->cfg->answer_delay_ns)
+			sleep_ns(e->cfg->answer_delay_ns);
+		reclaim(e, n, t0);
 	}
 	return NULL;
 }

@@ -72,6 +72,7 @@ struct stress_params {
 	int32_t free_mode;		/* enum stress_free */
 	uint8_t no_populate;
 	uint8_t lazyfree;
+	uint64_t answer_delay_ns;	/* sleep before each answer */
 };
 
 struct stress_shared {
@@ -120,6 +121,12 @@ struct stress_engine_cfg {
 	bool lazyfree;
 	int reclaim_rt;		/* >0: SCHED_FIFO priority, else (or if that
 				 * is not permitted) reclaim_nice */
+	/*
+	 * a program that answers late: the reclaim thread sleeps this long
+	 * after reading a request, before it frees (counted in the request's
+	 * latency)
+	 */
+	uint64_t answer_delay_ns;
 	/*
 	 * >= 0: the cgroup's usage file; the allocators pause while the
 	 * usage is above high_bytes (see throttle() in engine.c)

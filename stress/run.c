@@ -181,6 +181,7 @@ static int start_engine(struct run *r, struct mp_err *err)
 		.free_mode = (int32_t)cfg->free_mode,
 		.no_populate = cfg->no_populate,
 		.lazyfree = cfg->lazyfree,
+		.answer_delay_ns = cfg->answer_delay_ns,
 	};
 	if (stress_params_check(p, err))
 		return -1;
@@ -226,6 +227,8 @@ int stress_params_check(const struct stress_params *p, struct mp_err *err)
 		bad = "free_mode";
 	else if (p->no_populate > 1 || p->lazyfree > 1)
 		bad = "a flag";
+	else if (p->answer_delay_ns > STRESS_MAX_ANSWER_DELAY_NS)
+		bad = "answer_delay_ns";
 	if (!bad)
 		return 0;
 	return mp_errf(err, MP_EXIT_USAGE, 0,
@@ -264,6 +267,7 @@ int stress_engine_main(int shm_fd, struct mp_err *err)
 	cfg.free_mode = (enum stress_free)p.free_mode;
 	cfg.no_populate = p.no_populate;
 	cfg.lazyfree = p.lazyfree;
+	cfg.answer_delay_ns = p.answer_delay_ns;
 	cfg.sh = sh;
 	if (p.strategy) {
 		struct stress_cache_cfg cc = {
@@ -707,6 +711,9 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 	if (cfg->lazyfree && cfg->strategy)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "--lazyfree and --strategy exclude each other: the strategy says what the cache does with its chunks (madv-free, kernel-lazyfree)");
+	if (cfg->answer_delay_ns && cfg->strategy)
+		return mp_errf(err, MP_EXIT_USAGE, 0,
+			       "--answer-delay and --strategy exclude each other: the delay is the stress engine's, the cache answers at once");
 	if (cfg->lazyfree && !lazyfree_works())
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 			       "--lazyfree needs MADV_FREE (Linux 4.5), which this kernel refused: %s",

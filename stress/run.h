@@ -31,6 +31,8 @@
 
 #define STRESS_MAX_THREADS	1024
 #define STRESS_MIN_CHUNK	4096ULL
+/* --answer-delay at most: the end of a run waits for a late answer */
+#define STRESS_MAX_ANSWER_DELAY_NS	10000000000ULL
 #define STRESS_MIN_LIMIT	(16ULL << 20)	/* below, the engine is OOM-killed */
 /*
  * A transient cgroup's limit is at least this many times what the
@@ -76,6 +78,7 @@ struct stress_run_cfg {
 	enum stress_free free_mode;	/* how chunks are mapped and freed */
 	bool no_populate;	/* a write a page, no MADV_POPULATE_WRITE */
 	bool lazyfree;		/* the engine's chunks MADV_FREE (engine.h) */
+	uint64_t answer_delay_ns;	/* before each answer (engine.h) */
 	/* the cache workload (stress/cache.h) instead of the allocators */
 	enum stress_strategy strategy;
 	uint64_t miss_cost_ns;
