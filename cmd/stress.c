@@ -48,7 +48,7 @@ enum {
 	OPT_NICE,
 	OPT_RT,
 	OPT_RECLAIM_RT,
-	OPT_NO_ASSIST,
+	OPT_NO_EARLY_WARNING,
 	OPT_NO_THROTTLE,
 	OPT_SWAP,
 	OPT_OVERCOMMIT,
@@ -104,8 +104,9 @@ static const struct argp_option options[] = {
 	{ "emulate", OPT_EMULATE, NULL, 0,
 	  "emulate the shrinker even on a patched kernel", 0 },
 	/* hidden until completion/mpctl.bash lists them (bats/docs.bats) */
-	{ "no-assist", OPT_NO_ASSIST, NULL, 0,
+	{ "no-assist", OPT_NO_EARLY_WARNING, NULL, 0,
 	  "kernel shrinker alone, without the usage early warning", 0 },
+	{ "no-early-warning", 0, NULL, OPTION_ALIAS, NULL, 0 },
 	{ "no-throttle", OPT_NO_THROTTLE, NULL, 0,
 	  "no memory.high (cgroup2) or soft limit (v1) on the transient cgroup", 0 },
 	{ "swap", OPT_SWAP, NULL, 0,
@@ -136,7 +137,7 @@ static const struct argp_option options[] = {
 	{ "target", OPT_TARGET, "FRAC", 0,
 	  "emulation: bring usage back under FRAC of the limit (0.85)", 0 },
 	{ "high", OPT_HIGH, "FRAC", 0,
-	  "emulation: early-warning usage threshold, FRAC of the limit or "
+	  "emulation: first usage threshold, FRAC of the limit or "
 	  "'off' (0.90)", 0 },
 	{ "emulator-rt", OPT_RT, "PRIO", 0,
 	  "emulation: SCHED_FIFO priority of the emulator thread, 0 for none "
@@ -229,8 +230,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_SEED:
 		o->seed = cmd_arg_long(state, key, arg, 0, LLONG_MAX);
 		break;
-	case OPT_NO_ASSIST:
-		o->no_assist = true;
+	case OPT_NO_EARLY_WARNING:
+		o->no_early_warning = true;
 		break;
 	case OPT_FORCE:
 		o->force = true;
@@ -431,7 +432,8 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			   "backend", o->backend == MP_BACKEND_AUTO ? "auto" :
 			   mp_backend_name(o->backend),
 			   "emulate", o->emulate,
-			   "assist", !o->no_assist,
+			   /* the public name of the early warning */
+			   "assist", !o->no_early_warning,
 			   "swap", o->swap,
 			   "cgroup", o->cgroup ? mp_json_str(o->cgroup) :
 			   json_null(),

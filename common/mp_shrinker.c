@@ -41,7 +41,7 @@ struct mp_shrinker {
 	int fd;			/* mempressure.shrinker, or the pipe's write end */
 	int epfd;		/* epoll around the request fds, POLLIN on a
 				 * request (v2: the file's POLLPRI) */
-	int afd;		/* kernel mode: early-warning requests */
+	int ewfd;		/* kernel mode: early-warning requests */
 	bool client;
 	bool close_fds;
 	bool have_cg;
@@ -79,7 +79,7 @@ static struct mp_shrinker *sh_new(void)
 
 	if (!sh)
 		return NULL;
-	sh->efd = sh->fd = sh->epfd = sh->afd = -1;
+	sh->efd = sh->fd = sh->epfd = sh->ewfd = -1;
 	return sh;
 }
 
@@ -266,7 +266,8 @@ static int open_emulated(struct mp_shrinker *sh,
 }
 
 /* Add the early-warning eventfd to the epoll instance readers wait on. */
-static int attach_assist(struct mp_shrinker *sh, int afd, struct mp_err *err)
+static int attach_early_warning(struct mp_shrinker *sh, int ewfd,
+				struct mp_err *err)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 
@@ -277,9 +278,9 @@ static int attach_assist(struct mp_shrinker *sh, int afd, struct mp_err *err)
 		    epoll_ctl(sh->epfd, EPOLL_CTL_ADD, sh->efd, &ev))
 			return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
 	}
-	if (epoll_ctl(sh->epfd, EPOLL_CTL_ADD, afd, &ev))
+	if (epoll_ctl(sh->epfd, EPOLL_CTL_ADD, ewfd, &ev))
 		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
-	sh->afd = afd;
+	sh->ewfd = ewfd;
 	return 0;
 }
 
@@ -289,7 +290,7 @@ static int attach_assist(struct mp_shrinker *sh, int afd, struct mp_err *err)
  * killer comes first. The early warning runs the emulation's usage policy
  * beside it, its requests on a second eventfd (see mp_shrinker_read()).
  */
-static int open_assist(struct mp_shrinker *sh,
+static int open_early_warning(struct mp_shrinker *sh,
 		       const struct mp_shrinker_cfg *cfg,
 		       const struct mp_target *t, struct mp_err *err)
 {
@@ -300,7 +301,7 @@ static int open_assist(struct mp_shrinker *sh,
 		.chunk_size = sh->chunk,
 		.pipe_r = -1,
 	};
-	int afd;
+	int ewfd;
 
 	if (mp_emulator_policy(&ecfg.policy, err))
 		return -1;
@@ -308,15 +309,15 @@ static int open_assist(struct mp_shrinker *sh,
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "no memory cgroup '%s' for the shrinker's early warning",
 			       sh->cg.path);
-	afd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (afd < 0)
+	ewfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (ewfd < 0)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot set up the shrinker's early warning");
-	if (attach_assist(sh, afd, err)) {
-		close(afd);
+	if (attach_early_warning(sh, ewfd, err)) {
+		close(ewfd);
 		return -1;
 	}
-	ecfg.req_fd = afd;
+	ecfg.req_fd = ewfd;
 	return mp_emulator_start(&ecfg, "the shrinker's early warning",
 				 &sh->emu, err);
 }
@@ -350,8 +351,8 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 	}
 	if (mp_shrinker_wants_kernel(cfg)) {
 		ret = open_kernel(sh, t, err);
-		if (!ret && cfg->assist)
-			ret = open_assist(sh, cfg, t, err);
+		if (!ret && cfg->early_warning)
+			ret = open_early_warning(sh, cfg, t, err);
 	} else {
 		ret = open_emulated(sh, cfg, t, err);
 	}
@@ -421,7 +422,7 @@ int mp_shrinker_read(struct mp_shrinker *sh, uint64_t *chunks,
 		return -1;
 	if (!ret)
 		k = 0;
-	if (sh->afd >= 0 && read(sh->afd, &a, sizeof(a)) == sizeof(a) && a) {
+	if (sh->ewfd >= 0 && read(sh->ewfd, &a, sizeof(a)) == sizeof(a) && a) {
 		/*
 		 * The early warning asked without the kernel: lower the
 		 * kernel's counter as a request of its own would have.
@@ -548,7 +549,7 @@ void mp_shrinker_close(struct mp_shrinker *sh)
 	mp_emulator_stop(sh->emu);
 	close_fd(&sh->epfd);
 	if (sh->close_fds) {
-		close_fd(&sh->afd);
+		close_fd(&sh->ewfd);
 		close_fd(&sh->efd);
 		close_fd(&sh->fd);
 	}
@@ -570,13 +571,13 @@ const char *const *mp_shrinker_env(struct mp_shrinker *sh)
 	snprintf(sh->env[4], sizeof(sh->env[4]), "MPCTL_SHRINKER_ABI=%s",
 		 sh->mode == MP_SHRINKER_KERNEL_V2 ? "v2" : "v1");
 	snprintf(sh->env[5], sizeof(sh->env[5]), "MPCTL_SHRINKER_AFD=%d",
-		 sh->afd);
+		 sh->ewfd);
 	sh->envp[0] = sh->env[0];
 	sh->envp[1] = sh->env[1];
 	sh->envp[2] = sh->env[2];
 	sh->envp[3] = sh->env[3];
 	sh->envp[4] = sh->env[4];
-	sh->envp[5] = sh->afd >= 0 ? sh->env[5] : NULL;
+	sh->envp[5] = sh->ewfd >= 0 ? sh->env[5] : NULL;
 	sh->envp[6] = NULL;
 	return sh->envp;
 }
@@ -587,7 +588,7 @@ int mp_shrinker_pass(struct mp_shrinker *sh, struct mp_child *c,
 	if (mp_child_env(c, "MPCTL_SHRINKER_", mp_shrinker_env(sh), err) ||
 	    (sh->mode != MP_SHRINKER_KERNEL_V2 &&
 	     mp_child_keep(c, sh->efd, err)) ||
-	    mp_child_keep(c, sh->fd, err) || mp_child_keep(c, sh->afd, err))
+	    mp_child_keep(c, sh->fd, err) || mp_child_keep(c, sh->ewfd, err))
 		return -1;
 	return 0;
 }
@@ -670,9 +671,9 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 	const char *e_chunk = getenv("MPCTL_SHRINKER_CHUNK");
 	const char *e_backend = getenv("MPCTL_SHRINKER_BACKEND");
 	const char *e_abi = getenv("MPCTL_SHRINKER_ABI");
-	const char *e_afd = getenv("MPCTL_SHRINKER_AFD");
+	const char *e_ewfd = getenv("MPCTL_SHRINKER_AFD");
 	enum mp_backend b = MP_BACKEND_MEMCG;
-	long long efd = -1, fd, chunk, afd;
+	long long efd = -1, fd, chunk, ewfd;
 	int abi;
 
 	if (!e_fd || !e_chunk || !e_abi)
@@ -716,14 +717,14 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 			       false, out, err))
 		return -1;
 	/* the early warning beside a kernel shrinker, if handed down */
-	if (e_afd) {
-		if (mp_parse_long(e_afd, 0, INT_MAX, &afd) ||
-		    !fd_is_eventfd((int)afd) ||
-		    attach_assist(*out, (int)afd, err)) {
+	if (e_ewfd) {
+		if (mp_parse_long(e_ewfd, 0, INT_MAX, &ewfd) ||
+		    !fd_is_eventfd((int)ewfd) ||
+		    attach_early_warning(*out, (int)ewfd, err)) {
 			mp_shrinker_close(*out);
 			return mp_errf(err, MP_EXIT_USAGE, 0,
 				       "invalid MPCTL_SHRINKER_AFD '%s'",
-				       e_afd);
+				       e_ewfd);
 		}
 	}
 	return 0;

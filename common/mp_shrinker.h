@@ -59,7 +59,8 @@ struct mp_shrinker_cfg {
 	const struct mp_target *target;
 	uint64_t chunk_size;	/* bytes, > 0 */
 	bool emulate;		/* force emulation even on a patched kernel */
-	struct mp_emul_policy policy;	/* emulation only; zero: defaults */
+	struct mp_emul_policy policy;	/* emulation and early warning;
+					 * zero: defaults */
 	/*
 	 * Kernel shrinker only: also run the emulation's usage policy in
 	 * this process as an early warning (memcg v1 usage thresholds or
@@ -70,7 +71,8 @@ struct mp_shrinker_cfg {
 	 * adds them to the kernel's and writes "-n" to the kernel for them,
 	 * as the kernel lowers its counter for its own requests.
 	 */
-	bool assist;	/* usage and limit: the target's memory role */
+	bool early_warning;	/* usage and limit: the target's memory role;
+				 * mpctl stress --no-assist turns it off */
 };
 
 enum mp_shrinker_mode {
@@ -154,10 +156,11 @@ void mp_shrinker_close(struct mp_shrinker *sh);
  *   MPCTL_SHRINKER_BACKEND  mempressure, memcg or psi
  *   MPCTL_SHRINKER_ABI      v1 (kernel v1 and emulated) or v2
  *   MPCTL_SHRINKER_AFD      early-warning eventfd beside a kernel
- *                           shrinker (cfg.assist); absent otherwise
+ *                           shrinker (cfg.early_warning); absent
+ *                           otherwise; the name is public and stays
  *
  * mp_shrinker_env() gives them as "NAME=value" strings (five, six with
- * assist; NULL-terminated, valid until the shrinker is closed).
+ * the early warning; NULL-terminated, valid until the shrinker is closed).
  * mp_shrinker_pass() hands the registration to a child about to be
  * started: its environment gets these variables (and no other
  * MPCTL_SHRINKER_* of ours), and it inherits the fds they name.

@@ -57,9 +57,10 @@
  *                         [--lazyfree] [--verbose]
  *
  * With the kernel's shrinker, the usage early warning of common/'s
- * emulation runs beside it (mp_shrinker.h, cfg.assist) unless --no-assist:
- * the kernel asks from reclaim, after the reclaim window, and without swap
- * the OOM killer can get there first.
+ * emulator runs beside it (mp_shrinker.h, cfg.early_warning) unless
+ * --no-assist (or its alias --no-early-warning): the kernel asks from
+ * reclaim, after the reclaim window, and without swap the OOM killer can
+ * get there first.
  * Ctrl-C (or --duration) ends it; the totals are printed at the end.
  *
  * --lazyfree marks every chunk MADV_FREE once written: a fallback that
@@ -161,6 +162,7 @@ int main(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "emulate", no_argument, NULL, 'e' },
 		{ "no-assist", no_argument, NULL, 'A' },
+		{ "no-early-warning", no_argument, NULL, 'A' },
 		{ "lazyfree", no_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -172,7 +174,7 @@ int main(int argc, char **argv)
 		/* the emulator answers before the allocators reach the limit */
 		.policy = { .rt_priority = 1 },
 		/* a kernel shrinker gets the usage early warning beside it */
-		.assist = true,
+		.early_warning = true,
 	};
 	static struct mp_target target;
 	const char *cgroup = NULL;
@@ -225,7 +227,7 @@ int main(int argc, char **argv)
 			cfg.emulate = true;
 			break;
 		case 'A':
-			cfg.assist = false;
+			cfg.early_warning = false;
 			break;
 		case 'l':
 			ecfg.lazyfree = true;

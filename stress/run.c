@@ -793,7 +793,7 @@ static int prepare(struct run *r, struct mp_err *err)
 	res->transient = r->c.created;
 	scfg.target = &r->c.tgt;
 	/* kernel shrinker: the usage early warning beside it, unless told */
-	scfg.assist = !cfg->no_assist;
+	scfg.early_warning = !cfg->no_early_warning;
 	if (cfg->strategy == STRESS_STRATEGY_PSI)
 		scfg.emulate = true;
 	if (stress_strategy_kernel(cfg->strategy))

@@ -69,7 +69,7 @@ struct stress_run_cfg {
 	int reclaim_nice;
 	int rt_priority;	/* of the emulator thread */
 	int reclaim_rt;		/* of the engine's reclaim thread */
-	bool no_assist;
+	bool no_early_warning;
 	bool no_throttle;
 	bool force;		/* --cgroup without a memory limit */
 	bool swap;		/* no memsw / swap.max limit */
