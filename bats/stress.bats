@@ -764,6 +764,24 @@ run_cg() {
 	[ "$status" -eq 64 ]
 }
 
+@test "stress: --no-early-warning is --no-assist: parameters.assist false, either way" {
+	requires root memcg jq
+	run -0 --separate-stderr "$MPCTL_BIN" stress --duration 1s \
+		--limit 256M --json
+	jq -e '.parameters.assist == true' <<< "$output"
+	local o
+	for o in --no-assist --no-early-warning; do
+		run -0 --separate-stderr "$MPCTL_BIN" stress "$o" --duration 1s \
+			--limit 256M --json
+		jq -e '.parameters.assist == false and .oom_kills == 0' \
+			<<< "$output"
+	done
+	run "$MPCTL_BIN" stress --no-early-warning=yes
+	[ "$status" -eq 64 ]
+	mpctl stress --help
+	assert_output --partial -- "--no-assist, --no-early-warning"
+}
+
 @test "stress: an early failure leaves --output's file and device node alone" {
 	local d=$BATS_TEST_TMPDIR
 	echo data >"$d/f"

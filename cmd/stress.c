@@ -116,6 +116,7 @@ static const struct argp_option options[] = {
 	/* hidden until completion/mpctl.bash lists them (bats/docs.bats) */
 	{ "no-assist", OPT_NO_EARLY_WARNING, NULL, 0,
 	  "kernel shrinker alone, without the usage early warning", 0 },
+	{ "no-early-warning", 0, NULL, OPTION_ALIAS, NULL, 0 },
 	{ "no-throttle", OPT_NO_THROTTLE, NULL, 0,
 	  "no memory.high (cgroup2) or soft limit (v1) on the transient cgroup", 0 },
 	{ "swap", OPT_SWAP, NULL, 0,
@@ -149,7 +150,7 @@ static const struct argp_option options[] = {
 	{ "target", OPT_TARGET, "FRAC", 0,
 	  "emulation: bring usage back under FRAC of the limit (0.85)", 0 },
 	{ "high", OPT_HIGH, "FRAC", 0,
-	  "emulation: early-warning usage threshold, FRAC of the limit or "
+	  "emulation: first usage threshold, FRAC of the limit or "
 	  "'off' (0.90)", 0 },
 	{ "emulator-rt", OPT_RT, "PRIO", 0,
 	  "emulation: SCHED_FIFO priority of the emulator thread, 0 for none "
@@ -450,7 +451,7 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			   "backend", o->backend == MP_BACKEND_AUTO ? "auto" :
 			   mp_backend_name(o->backend),
 			   "emulate", o->emulate,
-			   /* the early warning; "assist" is its public key */
+			   /* the public name of the early warning */
 			   "assist", !o->no_early_warning,
 			   "swap", o->swap,
 			   "cgroup", o->cgroup ? mp_json_str(o->cgroup) :

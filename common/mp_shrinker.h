@@ -25,8 +25,9 @@
  *             shrinker watches the cgroup's memory pressure (memcg v1
  *             vmpressure and usage thresholds, or PSI with memory.current)
  *             and turns each event into a number of chunks to free (the
- *             policy below). It mirrors the kernel v1 ABI exactly: it owns
- *             an eventfd that carries the requests, and reads
+ *             emulator, mp_emulator.h, and its policy). It mirrors the
+ *             kernel v1 ABI exactly: it owns an eventfd that carries the
+ *             requests, and reads
  *             "<eventfd> <+/-N>\n" lines from a pipe that stands in for
  *             mempressure.shrinker. A child process handed the two fds
  *             (mp_shrinker_setenv(), mp_shrinker_client_from_env()) uses
@@ -40,83 +41,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mp_emulator.h"
 #include "mp_err.h"
 #include "mp_pressure.h"
 
 struct mp_child;
-
-/*
- * Emulation policy. A zero field takes the documented default, so
- * "struct mp_emul_policy p = { 0 }" is the default policy.
- *
- * On every pressure event and every usage-threshold event, and then by
- * sampling (every 2 ms while usage is above high * limit, every
- * interval_ns while it is above target * limit, and for linger_ns after
- * the last event), the emulator computes (where no usage threshold can be
- * registered, cgroup2 or high < 0, usage is sampled all the time: every
- * interval_ns, every 10 ms from (high - 0.15) * limit, every 2 ms above
- * high * limit)
- *
- *   want  = ceil((usage - target * limit) / chunk_size)
- *           - chunks asked for in the last 10 ms (still being freed)
- *   floor = ceil(min_frac[level] * counter)     (on an event of that level)
- *   n     = min(max(want, floor, 0), counter)
- *
- * lowers its counter by n and adds n to the request eventfd: the same
- * contract as the kernel (chunks not freed must be re-added).
- *
- * "usage" and "limit" are the cgroup's memory.usage_in_bytes and
- * hierarchical_memory_limit (v1) or memory.current and memory.max (v2);
- * for a cgroup without a limit (or the root), MemTotal - MemAvailable and
- * MemTotal from /proc/meminfo. With the psi backend and a cgroup of the v1
- * memory hierarchy, the pressure is the host's (/proc/pressure/memory or
- * the cgroup2 root) and the usage and limit are the memcg's.
- *
- * Besides the pressure source, the emulator registers early warnings
- * where the kernel has them: memcg v1 usage thresholds (cgroup.event_control
- * on memory.usage_in_bytes) at high * limit and four more steps up to
- * halfway between the last one and the limit, so that usage that keeps
- * climbing after a request raises another event before the limit.
- * vmpressure alone comes too late for fast allocators: reclaim raises it
- * only at the limit, where the OOM killer is a few milliseconds away.
- *
- * The emulator thread should answer before the allocators reach the
- * limit: rt_priority runs it SCHED_FIFO (mpctl stress uses 1), as the
- * kernel's shrinker runs in reclaim itself.
- */
-struct mp_emul_policy {
-	double target;		/* fraction of the limit to get back under;
-				 * default 0.85 */
-	double high;		/* early-warning threshold, fraction of the
-				 * limit; default 0.90; negative disables */
-	double min_frac[MP_LEVEL_NR];	/* per event level, fraction of the
-				 * counter asked at least; defaults
-				 * low 0, medium 0.05, critical 0.25 */
-	uint64_t interval_ns;	/* sampling while above target; 100 ms */
-	uint64_t linger_ns;	/* keep sampling after an event; 1 s */
-	enum mp_level level;	/* lowest pressure level listened to; low */
-	int rt_priority;	/* >0: SCHED_FIFO priority of the emulator
-				 * thread (needs CAP_SYS_NICE); 0 default */
-};
-
-/* Defaults, for documentation and for callers that print the policy. */
-#define MP_EMUL_TARGET		0.85
-#define MP_EMUL_HIGH		0.90
-#define MP_EMUL_MIN_LOW		0.0
-#define MP_EMUL_MIN_MEDIUM	0.05
-#define MP_EMUL_MIN_CRITICAL	0.25
-#define MP_EMUL_INTERVAL_NS	100000000ULL
-#define MP_EMUL_LINGER_NS	1000000000ULL
-
-/* Fill the zero fields of p with the defaults above. */
-void mp_emul_policy_defaults(struct mp_emul_policy *p);
-
-/*
- * The high mark of an emulated run (a transient cgroup's memory.high, the
- * usage at which the stress engine's allocators pause): midway between
- * the policy's high (its target when high is off, < 0) and the limit.
- */
-uint64_t mp_emul_high_mark(const struct mp_emul_policy *p, uint64_t limit);
 
 struct mp_shrinker_cfg {
 	/*
@@ -130,7 +59,8 @@ struct mp_shrinker_cfg {
 	const struct mp_target *target;
 	uint64_t chunk_size;	/* bytes, > 0 */
 	bool emulate;		/* force emulation even on a patched kernel */
-	struct mp_emul_policy policy;	/* emulation only; zero: defaults */
+	struct mp_emul_policy policy;	/* emulation and early warning;
+					 * zero: defaults */
 	/*
 	 * Kernel shrinker only: also run the emulation's usage policy in
 	 * this process as an early warning (memcg v1 usage thresholds or
@@ -141,7 +71,8 @@ struct mp_shrinker_cfg {
 	 * adds them to the kernel's and writes "-n" to the kernel for them,
 	 * as the kernel lowers its counter for its own requests.
 	 */
-	bool early_warning; /* usage and limit: the target's memory role */
+	bool early_warning;	/* usage and limit: the target's memory role;
+				 * mpctl stress --no-assist turns it off */
 };
 
 enum mp_shrinker_mode {
@@ -205,21 +136,10 @@ const struct mp_cgroup *mp_shrinker_cgroup(const struct mp_shrinker *sh);
 const char *mp_shrinker_mode_name(enum mp_shrinker_mode m);
 
 /*
- * What the emulator has seen and done (all zero for a kernel shrinker
- * or a client). Safe to call from any thread while it runs.
+ * What the emulator has seen and done (struct mp_shrinker_stats,
+ * mp_emulator.h): all zero for a kernel shrinker without early warning
+ * or a client. Safe to call from any thread while it runs.
  */
-struct mp_shrinker_stats {
-	uint64_t events[MP_LEVEL_NR];	/* pressure events by level */
-	uint64_t thresholds;	/* early-warning (usage threshold) events */
-	uint64_t samples;	/* periodic samples while above target */
-	uint64_t requests;	/* eventfd writes (requests made) */
-	uint64_t chunks_requested;
-	uint64_t counter;	/* reclaimable chunks it believes exist */
-	uint64_t added;		/* sum of +N received */
-	uint64_t removed;	/* sum of -N received */
-	uint64_t usage_bytes;	/* last usage read */
-	uint64_t limit_bytes;	/* limit it works against */
-};
 void mp_shrinker_stats(const struct mp_shrinker *sh,
 		       struct mp_shrinker_stats *st);
 
@@ -236,7 +156,8 @@ void mp_shrinker_close(struct mp_shrinker *sh);
  *   MPCTL_SHRINKER_BACKEND  mempressure, memcg or psi
  *   MPCTL_SHRINKER_ABI      v1 (kernel v1 and emulated) or v2
  *   MPCTL_SHRINKER_AFD      early-warning eventfd beside a kernel
- *                           shrinker (cfg.early_warning); absent otherwise
+ *                           shrinker (cfg.early_warning); absent
+ *                           otherwise; the name is public and stays
  *
  * mp_shrinker_env() gives them as "NAME=value" strings (five, six with
  * the early warning; NULL-terminated, valid until the shrinker is closed).

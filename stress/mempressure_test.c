@@ -57,9 +57,10 @@
  *                         [--lazyfree] [--verbose]
  *
  * With the kernel's shrinker, the usage early warning of common/'s
- * emulation runs beside it (mp_shrinker.h, cfg.early_warning) unless --no-assist:
- * the kernel asks from reclaim, after the reclaim window, and without swap
- * the OOM killer can get there first.
+ * emulator runs beside it (mp_shrinker.h, cfg.early_warning) unless
+ * --no-assist (or its alias --no-early-warning): the kernel asks from
+ * reclaim, after the reclaim window, and without swap the OOM killer can
+ * get there first.
  * Ctrl-C (or --duration) ends it; the totals are printed at the end.
  *
  * --lazyfree marks every chunk MADV_FREE once written: a fallback that
@@ -161,6 +162,7 @@ int main(int argc, char **argv)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "emulate", no_argument, NULL, 'e' },
 		{ "no-assist", no_argument, NULL, 'A' },
+		{ "no-early-warning", no_argument, NULL, 'A' },
 		{ "lazyfree", no_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
