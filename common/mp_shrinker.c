@@ -58,7 +58,6 @@ static const char *const mode_names[] = {
 	[MP_SHRINKER_KERNEL_V2] = "kernel-v2",
 	[MP_SHRINKER_EMULATED] = "emulated",
 };
-/* clang-format on */
 
 const char *mp_shrinker_mode_name(enum mp_shrinker_mode m)
 {
