@@ -150,25 +150,6 @@ deps:
 deps-host:
 	scripts/deps.sh --host
 
-# mpctl's own C, laid out by .clang-format: "make format" rewrites it,
-# "make check-format" (bats/layers.bats, so make check) fails on a file
-# that clang-format would change. Kernel patches and their tree are not
-# ours to format.
-CLANG_FORMAT ?= clang-format
-FORMAT_SRCS := $(sort $(wildcard cmd/*.[ch] common/*.[ch] stress/*.[ch] \
-	bats/*.c bats/fuzz/*.c bats/vm/*.c kernel-patch/tests/*.c))
-
-format:
-	$(CLANG_FORMAT) -i $(FORMAT_SRCS)
-
-check-format:
-	@command -v $(CLANG_FORMAT) >/dev/null || \
-		{ echo "check-format: '$(CLANG_FORMAT)' missing (make deps-host)" >&2; exit 1; }
-	@bad=0; for f in $(FORMAT_SRCS); do \
-		$(CLANG_FORMAT) --dry-run -Werror $$f >/dev/null 2>&1 || \
-			{ echo "check-format: $$f is not laid out as .clang-format says (make format)" >&2; bad=1; }; \
-	done; exit $$bad
-
 # lint the man pages; warnings are errors
 manlint:
 	@for m in $(MANPAGES); do \
@@ -273,4 +254,4 @@ clean:
 -include $(OBJS:.o=.d) $(PROGS:$(O)/%=$(O)/obj/stress/%.d) \
 	$(O)/obj/bats/fuzz/parse.d $(O)/obj/bats/notify-recv.d
 
-.PHONY: format check-format asan deps-host compare-kernels regression-demo compare-matrix compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean
+.PHONY: asan deps-host compare-kernels regression-demo compare-matrix compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean

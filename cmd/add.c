@@ -40,7 +40,6 @@ struct add_opts {
 	bool quiet;	/* -q: accepted; add prints no informational lines */
 };
 
-/* clang-format off */
 static const struct argp_option options[] = {
 	{ "wait", 'w', NULL, 0,
 	  "after adding N (if given), wait for the next reclaim request and "
@@ -52,7 +51,6 @@ static const struct argp_option options[] = {
 	  "no informational lines on stderr (add prints none; errors still print)", 0 },
 	{ 0 }
 };
-/* clang-format on */
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {

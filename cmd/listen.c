@@ -59,7 +59,6 @@ enum {
 	OPT_METRICS,
 };
 
-/* clang-format off */
 static const struct argp_option options[] = {
 	{ "level", 'l', "LEVEL", 0,
 	  "threshold: low (default), medium, critical (alias oom)", 0 },
@@ -91,7 +90,6 @@ static const struct argp_option options[] = {
 	  "read /proc and /sys under DIR (for tests)", 0 },
 	{ 0 }
 };
-/* clang-format on */
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {

@@ -28,7 +28,6 @@ struct cmd_struct {
 	const char *help;
 };
 
-/* clang-format off */
 static const struct cmd_struct commands[] = {
 	{ "listen", cmd_listen, "print memory pressure events" },
 	{ "register", cmd_register, "run a command with a user-space shrinker" },
@@ -39,7 +38,6 @@ static const struct cmd_struct commands[] = {
 	/* hidden (no help): the process mpctl stress starts for its engine */
 	{ STRESS_ENGINE_APPLET, cmd_stress_engine, NULL },
 };
-/* clang-format on */
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -63,7 +63,6 @@ enum {
 	OPT_CHUNKS,
 };
 
-/* clang-format off */
 static const struct argp_option options[] = {
 	{ "chunk", 'C', "SIZE", 0,
 	  "chunk size: the granularity of the program's caches (required)",
@@ -93,7 +92,6 @@ static const struct argp_option options[] = {
 	{ "sysroot", OPT_SYSROOT, "DIR", OPTION_HIDDEN, "for tests", 0 },
 	{ 0 }
 };
-/* clang-format on */
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {

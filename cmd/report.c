@@ -58,7 +58,6 @@ enum {
 	OPT_FORCE,
 };
 
-/* clang-format off */
 static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "write the document as JSON", 0 },
 	{ "pretty", 'p', NULL, 0, "indent JSON (implies --json)", 0 },
@@ -106,7 +105,6 @@ static const struct argp_option options[] = {
 	  "say on stderr which scenario runs, also with JSON on stdout", 0 },
 	{ 0 }
 };
-/* clang-format on */
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -353,19 +351,15 @@ static void print_scenario(const json_t *sc)
 }
 
 /* the strategy table's columns: metrics of the strategy-* scenarios */
-/* clang-format off */
 static const char *const strategy_cols[] = {
 	"oom_kills", "swap_growth_bytes", "cache_hit_ratio",
 	"cache_reads_per_s", "cache_misses", "usage_avg_bytes",
 	"pressure_some_us", "pressure_full_us", "alloc_latency_p99_ns",
 };
-/* clang-format on */
-/* clang-format off */
 static const char *const strategy_heads[] = {
 	"oom", "swap", "hit", "reads/s", "misses", "usage avg", "psi some",
 	"psi full", "alloc p99",
 };
-/* clang-format on */
 #define NR_STRATEGY_COLS (sizeof(strategy_cols) / sizeof(strategy_cols[0]))
 
 static bool strategy_median(const json_t *sc, size_t c, double *v)

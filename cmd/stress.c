@@ -69,7 +69,6 @@ enum {
 	OPT_ANSWER_DELAY,
 };
 
-/* clang-format off */
 static const struct argp_option options[] = {
 	{ "chunk", 'C', "SIZE", 0,
 	  "chunk size (default 1M; at least 4K, at most the limit; N% of "
@@ -162,7 +161,6 @@ static const struct argp_option options[] = {
 	  "nice value of the engine's reclaim thread (default -10)", 0 },
 	{ 0 }
 };
-/* clang-format on */
 
 /* --chunk N%: of --limit, rounded down to a page */
 static void chunk_of_limit(struct argp_state *state, struct stress_opts *so)

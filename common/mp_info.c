@@ -17,13 +17,11 @@
 #include "mp_pressure.h"
 #include "mp_target.h"
 
-/* clang-format off */
 static const char *const role_names[MP_ROLE_NR] = {
 	[MP_ROLE_MEMORY] = "memory",
 	[MP_ROLE_MEMPRESSURE] = "mempressure",
 	[MP_ROLE_UNIFIED] = "unified",
 };
-/* clang-format on */
 
 static json_t *backend_or_null(enum mp_backend b)
 {

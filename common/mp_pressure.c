@@ -63,29 +63,23 @@ struct mp_source {
 	atomic_bool trig_lost;	/* a trigger file reported POLLERR */
 };
 
-/* clang-format off */
 static const char *const backend_names[MP_BACKEND_NR] = {
 	[MP_BACKEND_MEMPRESSURE] = "mempressure",
 	[MP_BACKEND_MEMCG] = "memcg",
 	[MP_BACKEND_PSI] = "psi",
 };
-/* clang-format on */
 
-/* clang-format off */
 static const char *const level_names[MP_LEVEL_NR] = {
 	[MP_LEVEL_LOW] = "low",
 	[MP_LEVEL_MEDIUM] = "medium",
 	[MP_LEVEL_CRITICAL] = "critical",
 };
-/* clang-format on */
 
-/* clang-format off */
 static const char *const mode_names[] = {
 	[MP_MODE_DEFAULT] = "default",
 	[MP_MODE_HIERARCHY] = "hierarchy",
 	[MP_MODE_LOCAL] = "local",
 };
-/* clang-format on */
 
 const char *mp_backend_name(enum mp_backend b)
 {

@@ -16,7 +16,6 @@
  * The metric table: documented in mpctl-report(1), keep the two in step.
  * Paths are tried in order in each run document.
  */
-/* clang-format off */
 const struct mp_metric mp_metrics[] = {
 	{ "oom_kills", { "oom_kills" }, MP_BETTER_LOWER, 0, 0, 1, "count",
 	  "processes the OOM killer killed in the run's cgroup",
@@ -110,7 +109,6 @@ const struct mp_metric mp_metrics[] = {
 	{ "pressure_full_us", { NULL }, MP_BETTER_LOWER, 30, 100, 10000,
 	  "us", "the same, full" },
 };
-/* clang-format on */
 
 const size_t mp_nr_metrics = sizeof(mp_metrics) / sizeof(mp_metrics[0]);
 
@@ -844,7 +842,6 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 }
 
 /* the run parameters that shape a scenario's numbers */
-/* clang-format off */
 static const char *const alike_keys[] = {
 	"parameters.chunk_size_bytes", "parameters.threads",
 	"parameters.overcommit", "parameters.swap", "parameters.backend",
@@ -853,7 +850,6 @@ static const char *const alike_keys[] = {
 	"parameters.populate", "parameters.lazyfree",
 	"parameters.answer_delay_ns", "shrinker", NULL,
 };
-/* clang-format on */
 
 /*
  * A new reference to a run's value of key, or NULL. Stress schema 1

@@ -36,7 +36,6 @@ enum series {
 	S_NR,
 };
 
-/* clang-format off */
 static const char *const keys[S_NR][5] = {
 	[S_USAGE] = { "usage_bytes", "memory.usage_bytes" },
 	[S_LIMIT] = { "limit_bytes", "memory.limit_bytes" },
@@ -48,9 +47,7 @@ static const char *const keys[S_NR][5] = {
 	[S_CRITICAL] = { "events.critical", "events.oom", "events_critical" },
 	[S_EVENTS] = { "events", "events_total" },
 };
-/* clang-format on */
 
-/* clang-format off */
 static const char *const colour[S_NR] = {
 	[S_USAGE] = "#1f77b4",
 	[S_LIMIT] = "#d62728",
@@ -61,7 +58,6 @@ static const char *const colour[S_NR] = {
 	[S_CRITICAL] = "#c0392b",
 	[S_EVENTS] = "#8e6c8a",
 };
-/* clang-format on */
 
 struct timeline {
 	size_t n;

@@ -243,7 +243,6 @@ const char *mp_system_mode(const struct mp_system *sys)
 
 /* ---- backends ------------------------------------------------------- */
 
-/* clang-format off */
 static const enum mp_backend prefer[MP_USE_NR][MP_BACKEND_NR + 1] = {
 	/* the patched kernel's controller, then vmpressure, then PSI */
 	[MP_USE_EVENTS] = { MP_BACKEND_MEMPRESSURE, MP_BACKEND_MEMCG,
@@ -252,7 +251,6 @@ static const enum mp_backend prefer[MP_USE_NR][MP_BACKEND_NR + 1] = {
 	[MP_USE_EMULATION] = { MP_BACKEND_MEMCG, MP_BACKEND_PSI,
 			       MP_BACKEND_AUTO },
 };
-/* clang-format on */
 
 int mp_backend_probe(enum mp_backend b, struct mp_err *err)
 {
@@ -313,13 +311,11 @@ static int create_failed(struct mp_err *err, const struct mp_cgroup *parent,
 
 /* ---- targets -------------------------------------------------------- */
 
-/* clang-format off */
 static const char *const role_names[MP_ROLE_NR] = {
 	[MP_ROLE_MEMORY] = "memory",
 	[MP_ROLE_MEMPRESSURE] = "mempressure",
 	[MP_ROLE_UNIFIED] = "cgroup2",
 };
-/* clang-format on */
 
 int mp_target_resolve(const char *user, struct mp_target *t)
 {

@@ -21,7 +21,6 @@
 #define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
 #define SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
-/* clang-format off */
 static const char *const names[STRESS_STRATEGY_NR] = {
 	[STRESS_STRATEGY_NONE] = "none",
 	[STRESS_STRATEGY_MADV_FREE] = "madv-free",
@@ -30,7 +29,6 @@ static const char *const names[STRESS_STRATEGY_NR] = {
 	[STRESS_STRATEGY_KERNEL_LAZYFREE] = "kernel-lazyfree",
 	[STRESS_STRATEGY_RECLAIM_AGENT] = "reclaim-agent",
 };
-/* clang-format on */
 
 const char *stress_strategy_name(enum stress_strategy s)
 {

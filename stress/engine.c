@@ -41,13 +41,11 @@ struct stress_engine {
 #define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
 #define SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
-/* clang-format off */
 static const char *const free_names[STRESS_FREE_NR] = {
 	[STRESS_FREE_REUSE] = "reuse",
 	[STRESS_FREE_MUNMAP] = "munmap",
 	[STRESS_FREE_HEAP] = "free",
 };
-/* clang-format on */
 
 const char *stress_free_name(enum stress_free f)
 {

@@ -71,7 +71,6 @@ static int run_stress(const struct suite *su, const struct scenario *s,
 static int run_listen(const struct suite *su, const struct scenario *s,
 		      json_t **out, struct mp_err *err);
 
-/* clang-format off */
 static const struct scenario scenarios[] = {
 	{ "listen-latency",
 	  "mpctl listen --json on the cgroup of a stress run beside a "
@@ -138,7 +137,6 @@ static const struct scenario scenarios[] = {
 	STRATEGY("reclaim-agent", "a Senpai-like agent writes memory.reclaim "
 		 "to hold the usage under the target", false),
 };
-/* clang-format on */
 
 #define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -668,7 +666,6 @@ out_cg:
 /* ---- the system -------------------------------------------------------- */
 
 /* the options that shape memory pressure; "n" when not set */
-/* clang-format off */
 static const char *const config_names[] = {
 	"CONFIG_CGROUP_MEMPRESSURE", "CONFIG_MEMCG", "CONFIG_MEMCG_V1",
 	"CONFIG_PSI", "CONFIG_PSI_DEFAULT_DISABLED", "CONFIG_SWAP",
@@ -678,7 +675,6 @@ static const char *const config_names[] = {
 	"CONFIG_PREEMPT_DYNAMIC", "CONFIG_KASAN", "CONFIG_PROVE_LOCKING",
 	"CONFIG_DEBUG_KMEMLEAK", NULL,
 };
-/* clang-format on */
 
 /*
  * The options of the running kernel from /proc/config.gz or
