@@ -41,6 +41,7 @@
 
 enum { W_STOP, W_PIPE, W_SOURCE, W_THRESH };
 
+/* clang-format off */
 struct mp_shrinker {
 	enum mp_shrinker_mode mode;
 	enum mp_backend backend;
@@ -87,6 +88,7 @@ struct mp_shrinker {
 	char env[MP_SHRINKER_ENV_NR][64];
 	const char *envp[MP_SHRINKER_ENV_NR + 1];
 };
+/* clang-format on */
 
 #define ST_ADD(sh, f, v) __atomic_add_fetch(&(sh)->st.f, (v), __ATOMIC_RELAXED)
 #define ST_SET(sh, f, v) __atomic_store_n(&(sh)->st.f, (v), __ATOMIC_RELAXED)

@@ -84,6 +84,7 @@ struct mp_child;
  * limit: rt_priority runs it SCHED_FIFO (mpctl stress uses 1), as the
  * kernel's shrinker runs in reclaim itself.
  */
+/* clang-format off */
 struct mp_emul_policy {
 	double target;		/* fraction of the limit to get back under;
 				 * default 0.85 */
@@ -98,6 +99,7 @@ struct mp_emul_policy {
 	int rt_priority;	/* >0: SCHED_FIFO priority of the emulator
 				 * thread (needs CAP_SYS_NICE); 0 default */
 };
+/* clang-format on */
 
 /* Defaults, for documentation and for callers that print the policy. */
 #define MP_EMUL_TARGET		0.85
