@@ -13,6 +13,8 @@
 #   make static       build/static/mpctl, for the VM's initramfs
 #   make bench        run the benchmarks, write build/bench/*.json
 #   make asan         build/asan/mpctl with ASan and UBSan (bats/sanitize.bats)
+#   make format       clang-format mpctl's C in place; make check-format
+#                     fails on a file it would change (part of make check)
 #   make compare-kernels, make regression-demo, make compare-matrix,
 #   make compare-v2pure (cgroup2 alone, stock for memcg),
 #   make compare-scenarios (the kernel-shrinker ones, MGLRU on, off): see
@@ -156,6 +158,27 @@ manlint:
 		mandoc -Tlint -W warning $$m || exit 1; \
 	done
 
+# mpctl's own C, for make format and make check-format: not the kernel
+# patches (kernel-patch/*/), which follow the kernel tree they apply to.
+# .clang-format says how; CLANG_FORMAT=clang-format-14 picks a binary
+CLANG_FORMAT ?= clang-format
+FORMAT_SRCS := $(wildcard cmd/*.[ch] common/*.[ch] stress/*.[ch] \
+	bats/*.[ch] bats/fuzz/*.[ch] bats/vm/*.[ch] bench/*.[ch] \
+	kernel-patch/tests/*.[ch])
+
+format:
+	$(Q)$(CLANG_FORMAT) --style=file -i $(FORMAT_SRCS)
+
+# one line per file that clang-format would change
+check-format:
+	@command -v $(CLANG_FORMAT) >/dev/null || \
+		{ echo "check-format: no '$(CLANG_FORMAT)' (make deps-host installs clang-format)" >&2; exit 1; }
+	@bad=0; for f in $(FORMAT_SRCS); do \
+		$(CLANG_FORMAT) --style=file --dry-run -Werror $$f >/dev/null 2>&1 || \
+			{ echo "$$f: not formatted" >&2; bad=$$((bad + 1)); }; \
+	done; \
+	[ $$bad = 0 ] || { echo "check-format: $$bad files differ from clang-format $$($(CLANG_FORMAT) --version | sed 's/^.*version //'); run 'make format'" >&2; exit 1; }
+
 # the main job: the standard report on this machine
 run: deps all
 	$(O)/mpctl report --output $(O)/report.json --svg $(O)/report.svg
@@ -254,4 +277,4 @@ clean:
 -include $(OBJS:.o=.d) $(PROGS:$(O)/%=$(O)/obj/stress/%.d) \
 	$(O)/obj/bats/fuzz/parse.d $(O)/obj/bats/notify-recv.d
 
-.PHONY: asan deps-host compare-kernels regression-demo compare-matrix compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean
+.PHONY: asan deps-host format check-format compare-kernels regression-demo compare-matrix compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean

@@ -153,6 +153,35 @@ load helpers
 	assert_output --partial -- "-Werror"
 }
 
+@test "mpctl: make check-format names each file clang-format would change, make format fixes it" {
+	requires prog:clang-format
+	local t=$BATS_TEST_TMPDIR/fmt
+	mkdir -p "$t"
+	cp "$ROOT/.clang-format" "$t/"
+	printf 'int good(void)\n{\n\treturn 0;\n}\n' >"$t/good.c"
+	printf 'int bad(void) { return 0; }\n' >"$t/bad.c"
+	cp "$t/bad.c" "$t/bad2.c"
+	run make -C "$ROOT" --no-print-directory check-format \
+		FORMAT_SRCS="$t/good.c $t/bad.c $t/bad2.c"
+	assert_failure
+	assert_line "$t/bad.c: not formatted"
+	assert_line "$t/bad2.c: not formatted"
+	refute_line --partial "good.c"
+	assert_line --partial "check-format: 2 files differ from clang-format"
+	assert_line --partial "run 'make format'"
+	run make -C "$ROOT" --no-print-directory format FORMAT_SRCS="$t/bad.c"
+	assert_success
+	run make -C "$ROOT" --no-print-directory check-format \
+		FORMAT_SRCS="$t/good.c $t/bad.c"
+	assert_success
+	assert_output ""
+	# a missing binary is named, not taken for a misformatted tree
+	run make -C "$ROOT" --no-print-directory check-format \
+		CLANG_FORMAT=no-such-clang-format FORMAT_SRCS="$t/good.c"
+	assert_failure
+	assert_output --partial "no 'no-such-clang-format'"
+}
+
 @test "mpctl: builds with the packager's CFLAGS and CPPFLAGS on the command line (dpkg-buildflags)" {
 	local b=$BATS_TEST_TMPDIR/b
 	run make -C "$ROOT" --no-print-directory O="$b" CFLAGS="-O1 -g" \

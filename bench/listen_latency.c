@@ -159,6 +159,7 @@ int main(int argc, char **argv)
 
 	qsort(lat, nlat, sizeof(lat[0]), cmp_u64);
 	qsort(user, nlat, sizeof(user[0]), cmp_u64);
+	/* clang-format off */
 	doc = json_pack("{s:{s:s, s:i}, s:{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:I}}",
 		"schema", "name", "mpctl-bench-listen-latency", "version", 1,
 		"latency",
@@ -169,6 +170,7 @@ int main(int argc, char **argv)
 		"wakeup_to_stdout_p50_ns", (json_int_t)pct(user, nlat, 0.50),
 		"wakeup_to_stdout_p99_ns", (json_int_t)pct(user, nlat, 0.99),
 		"wakeup_to_stdout_max_ns", (json_int_t)(nlat ? user[nlat - 1] : 0));
+	/* clang-format on */
 	json_dump_file(doc, argv[3], JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	putchar('\n');

@@ -96,6 +96,7 @@ static int bench_alloc(uint64_t chunk, double secs)
 	for (i = 0; i < RING; i++)
 		if (ring[i])
 			munmap(ring[i], chunk);
+	/* clang-format off */
 	return emit(json_pack("{s:s, s:s, s:I, s:I, s:I, s:f}",
 			      "bench", "alloc",
 			      "method", by_fault ? "fault" : "populate",
@@ -104,6 +105,7 @@ static int bench_alloc(uint64_t chunk, double secs)
 			      "busy_ns", (json_int_t)busy,
 			      "bytes_per_s", (double)n * (double)chunk * 1e9 /
 			      (double)busy));
+	/* clang-format on */
 }
 
 static int bench_memset(double secs)
@@ -156,12 +158,14 @@ static int bench_free(uint64_t chunk, int count)
 	}
 	qsort(um, count, sizeof(*um), cmp_u64);
 	qsort(dn, count, sizeof(*dn), cmp_u64);
+	/* clang-format off */
 	return emit(json_pack("{s:s, s:I, s:I, s:I, s:I}",
 			      "bench", "free",
 			      "chunk_bytes", (json_int_t)chunk,
 			      "count", (json_int_t)count,
 			      "munmap_p50_ns", (json_int_t)um[count / 2],
 			      "dontneed_p50_ns", (json_int_t)dn[count / 2]));
+	/* clang-format on */
 }
 
 static int busy_stop;
@@ -203,12 +207,14 @@ static int bench_free_busy(uint64_t chunk, int count, int threads)
 	for (i = 0; i < threads; i++)
 		pthread_join(thr[i], NULL);
 	qsort(um, count, sizeof(*um), cmp_u64);
+	/* clang-format off */
 	return emit(json_pack("{s:s, s:I, s:I, s:I, s:I}",
 			      "bench", "free-busy",
 			      "chunk_bytes", (json_int_t)chunk,
 			      "count", (json_int_t)count,
 			      "threads", (json_int_t)threads,
 			      "munmap_p50_ns", (json_int_t)um[count / 2]));
+	/* clang-format on */
 }
 
 /* The upstream test's reclaim loop, unchanged but for its end condition. */
@@ -274,6 +280,7 @@ static int bench_scale(uint64_t num, uint64_t k)
 	free(chunks);
 	free(locks);
 	mp_chunks_destroy(pool);
+	/* clang-format off */
 	return emit(json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}",
 			      "bench", "scale",
 			      "n", (json_int_t)num, "k", (json_int_t)k,
@@ -281,6 +288,7 @@ static int bench_scale(uint64_t num, uint64_t k)
 			      "upstream_slots_scanned",
 			      (json_int_t)(scanned / SCALE_REQS),
 			      "ours_ns", (json_int_t)(ours / SCALE_REQS)));
+	/* clang-format on */
 }
 
 static uint64_t size_arg(const char *s)

@@ -40,6 +40,7 @@ struct add_opts {
 	bool quiet;	/* -q: accepted; add prints no informational lines */
 };
 
+/* clang-format off */
 static const struct argp_option options[] = {
 	{ "wait", 'w', NULL, 0,
 	  "after adding N (if given), wait for the next reclaim request and "
@@ -51,6 +52,7 @@ static const struct argp_option options[] = {
 	  "no informational lines on stderr (add prints none; errors still print)", 0 },
 	{ 0 }
 };
+/* clang-format on */
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -115,6 +117,7 @@ static int print_request(const struct add_opts *o, struct mp_shrinker *sh,
 		return printf("%" PRIu64 "\n", chunks) < 0 ||
 		       fflush(stdout) == EOF ? -1 : 0;
 	doc = mp_json_doc(ADD_SCHEMA, ADD_SCHEMA_VERSION);
+	/* clang-format off */
 	json_object_set_new(doc, "request", json_pack(
 		"{s:I, s:I, s:I, s:s, s:I}",
 		"chunks", (json_int_t)chunks,
@@ -122,6 +125,7 @@ static int print_request(const struct add_opts *o, struct mp_shrinker *sh,
 		"bytes", (json_int_t)(chunks * chunk),
 		"backend", mp_backend_name(mp_shrinker_backend(sh)),
 		"time_ns", (json_int_t)mp_now_ns(CLOCK_REALTIME)));
+	/* clang-format on */
 	ret = mp_json_emit(stdout, doc, false);
 	json_decref(doc);
 	return ret;

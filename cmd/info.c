@@ -23,6 +23,7 @@ struct info_opts {
 	bool pretty;
 };
 
+/* clang-format off */
 static const struct argp_option options[] = {
 	{ "cgroup", 'c', "PATH", 0,
 	  "look at this cgroup (default: mpctl's own)", 0 },
@@ -32,6 +33,7 @@ static const struct argp_option options[] = {
 	  "read /proc and /sys below DIR (recorded trees, tests)", 0 },
 	{ 0 }
 };
+/* clang-format on */
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {

@@ -59,6 +59,7 @@ enum {
 	OPT_METRICS,
 };
 
+/* clang-format off */
 static const struct argp_option options[] = {
 	{ "level", 'l', "LEVEL", 0,
 	  "threshold: low (default), medium, critical (alias oom)", 0 },
@@ -90,6 +91,7 @@ static const struct argp_option options[] = {
 	  "read /proc and /sys under DIR (for tests)", 0 },
 	{ 0 }
 };
+/* clang-format on */
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -180,6 +182,7 @@ static json_t *event_json(const struct mp_source *src,
 	enum mp_backend b = mp_source_backend(src);
 	json_t *doc = mp_json_doc(LISTEN_SCHEMA, LISTEN_SCHEMA_VERSION);
 
+	/* clang-format off */
 	if (!doc || json_object_set_new(doc, "event", json_pack(
 		"{s:I, s:I, s:I, s:s, s:o, s:s, s:s, s:I}",
 		"seq", (json_int_t)seq,
@@ -189,6 +192,7 @@ static json_t *event_json(const struct mp_source *src,
 		"cgroup", mp_json_str(mp_source_cgroup(src)->path),
 		"level", mp_level_name(ev->level),
 		"level_native", mp_level_native(b, ev->level),
+	/* clang-format on */
 		"events", (json_int_t)ev->count))) {
 		json_decref(doc);
 		errno = ENOMEM;

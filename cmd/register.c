@@ -63,6 +63,7 @@ enum {
 	OPT_CHUNKS,
 };
 
+/* clang-format off */
 static const struct argp_option options[] = {
 	{ "chunk", 'C', "SIZE", 0,
 	  "chunk size: the granularity of the program's caches (required)",
@@ -92,6 +93,7 @@ static const struct argp_option options[] = {
 	{ "sysroot", OPT_SYSROOT, "DIR", OPTION_HIDDEN, "for tests", 0 },
 	{ 0 }
 };
+/* clang-format on */
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -204,6 +206,7 @@ static int print_request(const struct register_opts *o,
 		json_t *doc = mp_json_doc(REGISTER_SCHEMA,
 					  REGISTER_SCHEMA_VERSION);
 
+		/* clang-format off */
 		json_t *req = json_pack(
 			"{s:I, s:I, s:I, s:s, s:s, s:o, s:I, s:I, s:I}",
 			"seq", (json_int_t)seq,
@@ -215,6 +218,7 @@ static int print_request(const struct register_opts *o,
 			"chunk_size_bytes", (json_int_t)chunk,
 			"chunks", (json_int_t)chunks,
 			"bytes", (json_int_t)(chunks * chunk));
+		/* clang-format on */
 
 		/* never a request with keys missing */
 		if (!doc || json_object_set_new(doc, "request", req) ||

@@ -58,6 +58,7 @@ enum {
 	OPT_FORCE,
 };
 
+/* clang-format off */
 static const struct argp_option options[] = {
 	{ "json", 'j', NULL, 0, "write the document as JSON", 0 },
 	{ "pretty", 'p', NULL, 0, "indent JSON (implies --json)", 0 },
@@ -105,6 +106,7 @@ static const struct argp_option options[] = {
 	  "say on stderr which scenario runs, also with JSON on stdout", 0 },
 	{ 0 }
 };
+/* clang-format on */
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {

@@ -69,6 +69,7 @@ enum {
 	OPT_ANSWER_DELAY,
 };
 
+/* clang-format off */
 static const struct argp_option options[] = {
 	{ "chunk", 'C', "SIZE", 0,
 	  "chunk size (default 1M; at least 4K, at most the limit; N% of "
@@ -161,6 +162,7 @@ static const struct argp_option options[] = {
 	  "nice value of the engine's reclaim thread (default -10)", 0 },
 	{ 0 }
 };
+/* clang-format on */
 
 /* --chunk N%: of --limit, rounded down to a page */
 static void chunk_of_limit(struct argp_state *state, struct stress_opts *so)
@@ -339,6 +341,7 @@ static const struct argp stress_argp = {
 
 static json_t *hist_json(const struct mp_hist *h)
 {
+	/* clang-format off */
 	return json_pack("{s:I, s:I, s:I, s:I, s:I}",
 			 "count", (json_int_t)h->count,
 			 "p50_ns", (json_int_t)mp_hist_quantile(h, 0.50),
@@ -346,6 +349,7 @@ static json_t *hist_json(const struct mp_hist *h)
 			 "max_ns", (json_int_t)h->max,
 			 "mean_ns", (json_int_t)(h->count ? h->sum / h->count :
 						 0));
+	/* clang-format on */
 }
 
 /* the allocations' latency, and how many took 500 ms or more */
@@ -404,6 +408,7 @@ static json_t *cache_json(const struct stress_run_cfg *o,
 		return json_null();
 	for (i = 0; i < r->ntl; i++)
 		held += (double)r->tl[i].held;
+	/* clang-format off */
 	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:I}",
 			 "slots", (json_int_t)s->cache_slots,
 			 "reads", (json_int_t)s->cache_reads,
@@ -420,6 +425,7 @@ static json_t *cache_json(const struct stress_run_cfg *o,
 			 "seed", (json_int_t)o->seed,
 			 "memory_reclaim_writes", (json_int_t)r->agent_writes,
 			 "memory_reclaim_bytes", (json_int_t)r->agent_bytes);
+	/* clang-format on */
 }
 
 static json_t *result_json(const struct stress_run_cfg *o,
@@ -437,6 +443,7 @@ static json_t *result_json(const struct stress_run_cfg *o,
 
 	uname(&un);
 
+	/* clang-format off */
 	params = json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o, s:s, s:b, s:b, s:I}",
 			   "chunk_size_bytes", (json_int_t)o->chunk,
 			   "threads", (json_int_t)o->threads,
@@ -592,6 +599,7 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			"some_us", (json_int_t)r->pressure_some_us,
 			"full_us", (json_int_t)r->pressure_full_us) :
 		json_null());
+	/* clang-format on */
 	if (s->error[0])
 		bad |= json_object_set_new(doc, "error", json_string(s->error));
 	/* a NULL from json_pack() would drop a key: no partial document */

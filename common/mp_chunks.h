@@ -31,6 +31,7 @@
 #include "mp_stats.h"
 
 /* Counters, safe to place in memory shared with another process. */
+/* clang-format off */
 struct mp_chunk_stats {
 	uint64_t allocated;	/* chunks allocated and touched */
 	uint64_t freed;		/* chunks freed on request */
@@ -56,6 +57,7 @@ struct mp_chunk_pool_cfg {
 	bool lazyfree;		/* MADV_FREE each chunk once written; not
 				 * with heap (EINVAL) */
 };
+/* clang-format on */
 
 struct mp_chunk_pool;
 

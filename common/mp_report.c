@@ -16,6 +16,7 @@
  * The metric table: documented in mpctl-report(1), keep the two in step.
  * Paths are tried in order in each run document.
  */
+/* clang-format off */
 const struct mp_metric mp_metrics[] = {
 	{ "oom_kills", { "oom_kills" }, MP_BETTER_LOWER, 0, 0, 1, "count",
 	  "processes the OOM killer killed in the run's cgroup",
@@ -109,6 +110,7 @@ const struct mp_metric mp_metrics[] = {
 	{ "pressure_full_us", { NULL }, MP_BETTER_LOWER, 30, 100, 10000,
 	  "us", "the same, full" },
 };
+/* clang-format on */
 
 const size_t mp_nr_metrics = sizeof(mp_metrics) / sizeof(mp_metrics[0]);
 

@@ -48,6 +48,7 @@ static const char *const keys[S_NR][5] = {
 	[S_EVENTS] = { "events", "events_total" },
 };
 
+/* clang-format off */
 static const char *const colour[S_NR] = {
 	[S_USAGE] = "#1f77b4",
 	[S_LIMIT] = "#d62728",
@@ -58,6 +59,7 @@ static const char *const colour[S_NR] = {
 	[S_CRITICAL] = "#c0392b",
 	[S_EVENTS] = "#8e6c8a",
 };
+/* clang-format on */
 
 struct timeline {
 	size_t n;

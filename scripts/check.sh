@@ -4,7 +4,7 @@
 #
 #   scripts/check.sh              host suite, the VM suite on each patched
 #                                 kernel, the cross-kernel comparison
-#   scripts/check.sh --host-only  host suite only
+#   scripts/check.sh --host-only  host suite (and make check-format) only
 #   scripts/check.sh --vm-only    VM suites and comparison only
 #
 # Environment: MPCTL_VM=0 leaves out the VM suites and the comparison (see
@@ -33,6 +33,18 @@ esac
 if [ $vm_only = 0 ]; then
 	echo "== host suite ($(uname -r))"
 	bats --tap bats/*.bats | tee "$tapdir/host.tap"
+	echo "== clang-format (make check-format)"
+	{
+		# a missing prerequisite skips (make check's deps install it)
+		if ! command -v "${CLANG_FORMAT:-clang-format}" >/dev/null; then
+			echo "ok 1 the C sources pass .clang-format # skip no ${CLANG_FORMAT:-clang-format}"
+		elif out=$(make --no-print-directory check-format 2>&1); then
+			echo "ok 1 the C sources pass .clang-format"
+		else
+			printf '%s\n' "$out" | sed 's/^/# /'
+			echo "not ok 1 the C sources pass .clang-format (make format)"
+		fi
+	} | tee "$tapdir/format.tap"
 fi
 
 vm_ok() {

@@ -101,6 +101,7 @@ struct stress_shared {
 	char error[256];
 };
 
+/* clang-format off */
 struct stress_engine_cfg {
 	uint64_t chunk_size;
 	int threads;
@@ -137,6 +138,7 @@ struct stress_engine_cfg {
 	void (*on_reclaim)(uint64_t requested, uint64_t freed, void *arg);
 	void *arg;
 };
+/* clang-format on */
 
 struct stress_engine;
 

@@ -59,6 +59,7 @@ struct scenario {
 /* a strategy run's duration at most: --repeat 3 costs 3 s per strategy */
 #define STRATEGY_DURATION_NS	((uint64_t)1000000000)
 
+/* clang-format off */
 #define STRATEGY(name, what, kernel) \
 	{ "strategy-" name, "mpctl stress --strategy " name ": " what, \
 	  run_stress, { "--strategy", name }, 0, kernel, true }
@@ -137,6 +138,7 @@ static const struct scenario scenarios[] = {
 	STRATEGY("reclaim-agent", "a Senpai-like agent writes memory.reclaim "
 		 "to hold the usage under the target", false),
 };
+/* clang-format on */
 
 #define NR_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
 
@@ -609,6 +611,7 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 	json_object_set_new(doc, "latency_kind", json_string(
 		"listen wake-up to event line read by the reader"));
 	json_object_set_new(doc, "backend", json_string(mp_backend_name(be)));
+	/* clang-format off */
 	json_object_set_new(doc, "events", json_pack("{s:I, s:I, s:I}",
 		"low", (json_int_t)acc->levels[MP_LEVEL_LOW],
 		"medium", (json_int_t)acc->levels[MP_LEVEL_MEDIUM],
@@ -621,6 +624,7 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 			"count", (json_int_t)acc->n,
 			"p50_ns", (json_int_t)mp_hist_quantile(&acc->lat, 0.50),
 			"p99_ns", (json_int_t)mp_hist_quantile(&acc->lat, 0.99),
+	/* clang-format on */
 			"max_ns", (json_int_t)acc->lat.max));
 		json_object_set_new(doc, "first_event_ns", json_integer(
 			(json_int_t)(acc->first_mono > start ?
@@ -914,11 +918,13 @@ static json_t *settings_json(const struct report_suite_cfg *o)
 					      json_string(scenarios[i].name));
 	for (k = 0; k < o->nr_stress_args; k++)
 		json_array_append_new(extra, mp_json_str(o->stress_args[k]));
+	/* clang-format off */
 	return json_pack("{s:I, s:I, s:I, s:o, s:o}",
 			 "duration_ns", (json_int_t)o->duration_ns,
 			 "repeat", (json_int_t)o->repeat,
 			 "limit_bytes", (json_int_t)o->limit,
 			 "scenarios", names,
+	/* clang-format on */
 			 "stress_args", extra);
 }
 

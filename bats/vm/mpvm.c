@@ -71,6 +71,7 @@
 
 static const char *errname(int e)
 {
+	/* clang-format off */
 	switch (e) {
 	case EINVAL: return "EINVAL";
 	case EBADF: return "EBADF";
@@ -95,6 +96,7 @@ static const char *errname(int e)
 	case ENXIO: return "ENXIO";
 	default: return "EOTHER";
 	}
+	/* clang-format on */
 }
 
 static void fail(const char *what)
