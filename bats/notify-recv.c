@@ -24,7 +24,8 @@ int main(int argc, char **argv)
 	socklen_t salen;
 
 	if (argc != 4 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "usage: notify-recv PATH|@NAME COUNT TIMEOUT_S\n");
+		fprintf(stderr,
+			"usage: notify-recv PATH|@NAME COUNT TIMEOUT_S\n");
 		return 64;
 	}
 	count = atoi(argv[2]);

@@ -86,7 +86,8 @@ int main(int argc, char **argv)
 	json_t *doc;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: %s CGROUP SECONDS OUT.json MPCTL [ARGS...]\n",
+		fprintf(stderr,
+			"usage: %s CGROUP SECONDS OUT.json MPCTL [ARGS...]\n",
 			argv[0]);
 		return 64;
 	}

@@ -45,7 +45,7 @@ static uint64_t now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static bool by_fault;	/* fault every page in by writing it */
+static bool by_fault; /* fault every page in by writing it */
 
 static void *populate(uint64_t size)
 {
@@ -125,9 +125,8 @@ static int bench_memset(double secs)
 	if (b[size - 1] == 42 && b[0] == 43)
 		puts("");
 	munmap(b, size);
-	return emit(json_pack("{s:s, s:f}", "bench", "memset",
-			      "bytes_per_s", (double)n * (double)size * 1e9 /
-			      dt));
+	return emit(json_pack("{s:s, s:f}", "bench", "memset", "bytes_per_s",
+			      (double)n * (double)size * 1e9 / dt));
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -237,13 +236,15 @@ static uint64_t upstream_reclaim(void **chunks, pthread_mutex_t *locks,
 	return scanned;
 }
 
-#define SCALE_CHUNK	64
-#define SCALE_REQS	20
+#define SCALE_CHUNK 64
+#define SCALE_REQS  20
 
 static int bench_scale(uint64_t num, uint64_t k)
 {
 	struct mp_chunk_pool_cfg cfg = {
-		.chunk_size = SCALE_CHUNK, .lists = 4, .heap = true,
+		.chunk_size = SCALE_CHUNK,
+		.lists = 4,
+		.heap = true,
 		.no_touch = true,
 	};
 	void **chunks = calloc(num, sizeof(*chunks));
@@ -317,6 +318,7 @@ int main(int argc, char **argv)
 				       atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "scale"))
 		return bench_scale(size_arg(argv[2]), size_arg(argv[3]));
-	fprintf(stderr, "usage: stress_bench alloc CHUNK SECONDS [fault] | memset SECONDS | free CHUNK COUNT | free-busy CHUNK COUNT THREADS | scale N K\n");
+	fprintf(stderr,
+		"usage: stress_bench alloc CHUNK SECONDS [fault] | memset SECONDS | free CHUNK COUNT | free-busy CHUNK COUNT THREADS | scale N K\n");
 	return 64;
 }

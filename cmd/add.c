@@ -27,17 +27,17 @@
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
 
-#define ADD_SCHEMA		"mpctl-add"
-#define ADD_SCHEMA_VERSION	1
+#define ADD_SCHEMA	   "mpctl-add"
+#define ADD_SCHEMA_VERSION 1
 
 struct add_opts {
 	bool have_n;
 	long long n;
 	bool wait;
-	uint64_t timeout_ns;	/* 0: none */
+	uint64_t timeout_ns; /* 0: none */
 	bool timeout_set;
 	bool json;
-	bool quiet;	/* -q: accepted; add prints no informational lines */
+	bool quiet; /* -q: accepted; add prints no informational lines */
 };
 
 /* clang-format off */
@@ -87,7 +87,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cmd_argerr(state, "nothing to do: give N or --wait");
 		if (!o->wait && (o->timeout_set || o->json))
 			cmd_argerr(state, "--timeout and --json go with "
-				   "--wait");
+					  "--wait");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -96,14 +96,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 }
 
 static const struct argp add_argp = {
-	options, parse_opt, "N\n[N] --wait",
+	options,
+	parse_opt,
+	"N\n[N] --wait",
 	"Account N reclaimable chunks (negative N removes) on the shrinker "
 	"registration inherited from 'mpctl register', or wait for its next "
 	"reclaim request.\v"
 	"Exit status: 0 success; 1 failure or --timeout expired; 64 usage "
 	"error; 69 not run under 'mpctl register' (no MPCTL_SHRINKER_* "
 	"variables); 77 permission denied.",
-	NULL, NULL, NULL
+	NULL,
+	NULL,
+	NULL
 };
 
 static int print_request(const struct add_opts *o, struct mp_shrinker *sh,
@@ -115,7 +119,9 @@ static int print_request(const struct add_opts *o, struct mp_shrinker *sh,
 
 	if (!o->json)
 		return printf("%" PRIu64 "\n", chunks) < 0 ||
-		       fflush(stdout) == EOF ? -1 : 0;
+				       fflush(stdout) == EOF ?
+			       -1 :
+			       0;
 	doc = mp_json_doc(ADD_SCHEMA, ADD_SCHEMA_VERSION);
 	/* clang-format off */
 	json_object_set_new(doc, "request", json_pack(
@@ -182,12 +188,11 @@ int cmd_add(int argc, char **argv)
 		return MP_EXIT_OK;
 	}
 	timeout = o.timeout_ns ? (int64_t)((o.timeout_ns + 999999) / 1000000) :
-		  -1;
+				 -1;
 	do {
 		ret = mp_shrinker_wait(sh, &chunks, timeout, &err);
 		/* a request for 0 chunks asks nothing: keep waiting */
-	} while ((ret == 1 && !chunks) ||
-		 (ret < 0 && err.errnum == EINTR));
+	} while ((ret == 1 && !chunks) || (ret < 0 && err.errnum == EINTR));
 	if (ret < 0) {
 		mp_shrinker_close(sh);
 		if (err.errnum == EPIPE)

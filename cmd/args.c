@@ -37,20 +37,21 @@ static bool find_opt(const struct argp *argp, int key, char *buf, size_t len)
 	return false;
 }
 
-static const char *opt_name(const struct argp_state *state, int key,
-			    char *buf, size_t len)
+static const char *opt_name(const struct argp_state *state, int key, char *buf,
+			    size_t len)
 {
 	if (find_opt(state->root_argp, key, buf, len))
 		return buf;
 	return key == ARGP_KEY_ARG ? "argument" : "value";
 }
 
-#define ARGERR(state, key, arg, fmt, ...) do {				\
-	char _n[64];							\
-	cmd_argerr(state, "invalid %s '%s': " fmt,			\
-		   opt_name(state, key, _n, sizeof(_n)), arg,		\
-		   ##__VA_ARGS__);					\
-} while (0)
+#define ARGERR(state, key, arg, fmt, ...)                             \
+	do {                                                          \
+		char _n[64];                                          \
+		cmd_argerr(state, "invalid %s '%s': " fmt,            \
+			   opt_name(state, key, _n, sizeof(_n)), arg, \
+			   ##__VA_ARGS__);                            \
+	} while (0)
 
 uint64_t cmd_host_ram(void)
 {
@@ -126,7 +127,8 @@ uint64_t cmd_arg_duration(struct argp_state *state, int key, const char *arg,
 
 	if (!mp_parse_duration(arg, &ns)) {
 		if (ns == MP_DURATION_INFINITY && !inf)
-			ARGERR(state, key, arg, "must end (infinity has no "
+			ARGERR(state, key, arg,
+			       "must end (infinity has no "
 			       "meaning here)");
 		if (ns == MP_DURATION_INFINITY)
 			return 0;
@@ -138,8 +140,7 @@ uint64_t cmd_arg_duration(struct argp_state *state, int key, const char *arg,
 	if (errno == ERANGE)
 		ARGERR(state, key, arg, "at most a year%s",
 		       inf ? " (or infinity)" : "");
-	ARGERR(state, key, arg,
-	       "not a duration (e.g. 500ms, 30s, 1m30s, 1d%s)",
+	ARGERR(state, key, arg, "not a duration (e.g. 500ms, 30s, 1m30s, 1d%s)",
 	       inf ? ", infinity" : "");
 	return 0;
 }

@@ -38,16 +38,14 @@ void cmd_write_error(int errnum);
 /* prints err and returns its exit status */
 int cmd_fail(const struct mp_err *err);
 /* usage error: one line, the "Try" hint, returns MP_EXIT_USAGE */
-int cmd_usage_error(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
+int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * argp_parse with the command's name in messages; a usage error exits 64
  * with cmd_usage_error()'s hint
  */
 struct argp;
-int cmd_argp_parse(const struct argp *argp, int argc, char **argv,
-		   void *input);
+int cmd_argp_parse(const struct argp *argp, int argc, char **argv, void *input);
 /*
  * argp_error() for the commands' option parsers: the message, the hint of
  * cmd_usage_error(), exit 64 (argp_error() would give argp's own hint)
@@ -76,8 +74,8 @@ long long cmd_arg_long(struct argp_state *state, int key, const char *arg,
 		       long long min, long long max);
 /* a fraction ("0.85" or "85%") in [min, max]; the flags open either end */
 enum {
-	CMD_FRAC_ABOVE = 1 << 0,	/* > min */
-	CMD_FRAC_BELOW = 1 << 1,	/* < max */
+	CMD_FRAC_ABOVE = 1 << 0, /* > min */
+	CMD_FRAC_BELOW = 1 << 1, /* < max */
 };
 double cmd_arg_frac(struct argp_state *state, int key, const char *arg,
 		    double min, double max, unsigned int flags);

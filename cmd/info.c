@@ -61,13 +61,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 }
 
 static const struct argp info_argp = {
-	options, parse_opt, NULL,
+	options,
+	parse_opt,
+	NULL,
 	"Show what mpctl finds on this machine: the cgroup hierarchies and the "
 	"cgroup in each, the backends and which one listen, register and "
 	"stress would use, the effective memory limit, the permission checks "
 	"they make, the kernel interfaces. Reads only.\v"
 	"Exit status: 0 success; 1 failure; 64 usage error.",
-	NULL, NULL, NULL
+	NULL,
+	NULL,
+	NULL
 };
 
 static const char *s_or(const json_t *v, const char *dflt)
@@ -93,16 +97,17 @@ static void render(const json_t *doc)
 	json_array_foreach(json_object_get(doc, "hierarchies"), i, v)
 		printf("%-12s v%lld at %s: %s\n",
 		       s_or(json_object_get(v, "role"), "?"),
-		       (long long)json_integer_value(json_object_get(v,
-								     "version")),
+		       (long long)json_integer_value(
+			       json_object_get(v, "version")),
 		       s_or(json_object_get(v, "mount"), "?"),
 		       s_or(json_object_get(v, "cgroup"),
 			    s_or(json_object_get(v, "error"), "?")));
 	printf("%-12s", "backends");
 	json_array_foreach(json_object_get(doc, "backends"), i, v)
 		printf(" %s%s", s_or(json_object_get(v, "name"), "?"),
-		       json_is_true(json_object_get(v, "present")) ? "" :
-		       " (absent)");
+		       json_is_true(json_object_get(v, "present")) ?
+			       "" :
+			       " (absent)");
 	printf("\n%-12s", "commands");
 	json_object_foreach(json_object_get(doc, "commands"), key, v)
 		printf(" %s=%s", key, s_or(v, "none"));
@@ -110,9 +115,10 @@ static void render(const json_t *doc)
 	v = json_object_get(o, "limit_bytes");
 	printf("\n%-12s limit %s, usage %s\n", "memory",
 	       json_is_integer(v) ? mp_fmt_size((uint64_t)json_integer_value(v),
-						a, sizeof(a)) : "none",
-	       mp_fmt_size((uint64_t)json_integer_value(json_object_get(o,
-							"usage_bytes")),
+						a, sizeof(a)) :
+				    "none",
+	       mp_fmt_size((uint64_t)json_integer_value(
+				   json_object_get(o, "usage_bytes")),
 			   b, sizeof(b)));
 	printf("%-12s", "may write");
 	json_object_foreach(json_object_get(doc, "permissions"), key, v)

@@ -32,24 +32,24 @@
 #include "mp_spawn.h"
 #include "mp_wait.h"
 
-#define LISTEN_SCHEMA		"mpctl-listen"
-#define LISTEN_SCHEMA_VERSION	1
+#define LISTEN_SCHEMA	      "mpctl-listen"
+#define LISTEN_SCHEMA_VERSION 1
 
 /* -c may be given this many times */
-#define LISTEN_MAX_CGROUPS	64
+#define LISTEN_MAX_CGROUPS 64
 
 struct listen_opts {
 	struct mp_source_cfg cfg;
-	const char *cgroup[LISTEN_MAX_CGROUPS];	/* none: the caller's own */
+	const char *cgroup[LISTEN_MAX_CGROUPS]; /* none: the caller's own */
 	int ncgroup;
-	long long count;		/* 0: unlimited */
-	uint64_t timeout_ns;		/* 0: none */
+	long long count;     /* 0: unlimited */
+	uint64_t timeout_ns; /* 0: none */
 	bool json;
 	bool verbose;
-	bool quiet;		/* -q: no informational lines, wins over -v */
+	bool quiet; /* -q: no informational lines, wins over -v */
 	bool realtime;
 	const char *exec;
-	const char *metrics;		/* --metrics FILE */
+	const char *metrics; /* --metrics FILE */
 };
 
 enum {
@@ -161,7 +161,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 }
 
 static const struct argp listen_argp = {
-	options, parse_opt, NULL,
+	options,
+	parse_opt,
+	NULL,
 	"Print memory pressure events of a cgroup, one line each.\v"
 	"Exit status: 0 after --count events, at --timeout or on SIGINT/"
 	"SIGTERM; 1 on failure (e.g. the cgroup was removed: with several "
@@ -172,7 +174,9 @@ static const struct argp listen_argp = {
 	"(systemd.exec(5)) name the PSI file and its trigger (base64); "
 	"/dev/null means off (69). $NOTIFY_SOCKET gets READY=1 once "
 	"listening.",
-	NULL, NULL, NULL
+	NULL,
+	NULL,
+	NULL
 };
 
 /* The event's document, or NULL (out of memory): never a partial one. */
@@ -192,8 +196,8 @@ static json_t *event_json(const struct mp_source *src,
 		"cgroup", mp_json_str(mp_source_cgroup(src)->path),
 		"level", mp_level_name(ev->level),
 		"level_native", mp_level_native(b, ev->level),
-	/* clang-format on */
-		"events", (json_int_t)ev->count))) {
+			       /* clang-format on */
+			       "events", (json_int_t)ev->count))) {
 		json_decref(doc);
 		errno = ENOMEM;
 		return NULL;
@@ -279,8 +283,7 @@ static void run_exec(const struct listen_opts *o, const struct mp_source *src,
 			  o->exec);
 		goto out;
 	default:
-		cmd_error("cannot wait for '%s': %s", o->exec,
-			  strerror(errno));
+		cmd_error("cannot wait for '%s': %s", o->exec, strerror(errno));
 		goto out;
 	}
 	if (WIFEXITED(c.status) && WEXITSTATUS(c.status))
@@ -295,9 +298,9 @@ out:
 		free(vars[i]);
 }
 
-static int print_event(const struct listen_opts *o,
-		       const struct mp_source *src, const struct mp_event *ev,
-		       uint64_t seq, struct mp_waiter *w)
+static int print_event(const struct listen_opts *o, const struct mp_source *src,
+		       const struct mp_event *ev, uint64_t seq,
+		       struct mp_waiter *w)
 {
 	enum mp_backend b = mp_source_backend(src);
 	char *line = NULL;
@@ -307,8 +310,9 @@ static int print_event(const struct listen_opts *o,
 
 	if (o->json || o->exec) {
 		doc = event_json(src, ev, seq);
-		line = doc ? json_dumps(doc, JSON_PRESERVE_ORDER |
-					JSON_COMPACT) : NULL;
+		line = doc ? json_dumps(doc,
+					JSON_PRESERVE_ORDER | JSON_COMPACT) :
+			     NULL;
 		if (!line) {
 			json_decref(doc);
 			errno = ENOMEM;
@@ -321,7 +325,8 @@ static int print_event(const struct listen_opts *o,
 	} else {
 		mp_fmt_time(ev->time_ns, when, sizeof(when));
 		if (printf("%s backend=%s cgroup=%s level=%s events=%" PRIu64
-			   "\n", when, mp_backend_name(b),
+			   "\n",
+			   when, mp_backend_name(b),
 			   mp_source_cgroup(src)->path,
 			   mp_level_native(b, ev->level), ev->count) < 0)
 			ret = -1;
@@ -368,13 +373,13 @@ fail:
 
 /* What a listener holds open: a source per cgroup and their group fd. */
 struct listener {
-	struct mp_target *target[LISTEN_MAX_CGROUPS];	/* 56 KB each */
-	struct mp_source *src[LISTEN_MAX_CGROUPS];	/* NULL: closed */
-	int n;			/* cgroups */
-	int live;		/* sources still open */
-	bool lost;		/* a source failed: status 1 at the end */
-	bool ready;		/* READY=1 sent */
-	int gfd;		/* readable when any source is; -1: one */
+	struct mp_target *target[LISTEN_MAX_CGROUPS]; /* 56 KB each */
+	struct mp_source *src[LISTEN_MAX_CGROUPS];    /* NULL: closed */
+	int n;					      /* cgroups */
+	int live;				      /* sources still open */
+	bool lost;  /* a source failed: status 1 at the end */
+	bool ready; /* READY=1 sent */
+	int gfd;    /* readable when any source is; -1: one */
 	uint64_t seq;
 	struct mp_listen_metrics m;
 };
@@ -431,8 +436,8 @@ static int listen_pump(const struct listen_opts *o, struct listener *l,
 	if (write_metrics(o, &l->m))
 		return MP_EXIT_FAILURE;
 	for (;;) {
-		ret = cmd_wait(w, l->gfd >= 0 ? l->gfd :
-				 mp_source_fd(l->src[0]));
+		ret = cmd_wait(w,
+			       l->gfd >= 0 ? l->gfd : mp_source_fd(l->src[0]));
 		if (ret < 0)
 			l->lost = true;
 		if (ret <= 0)

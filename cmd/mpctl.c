@@ -30,11 +30,13 @@ struct cmd_struct {
 
 static const struct cmd_struct commands[] = {
 	{ "listen", cmd_listen, "print memory pressure events" },
-	{ "register", cmd_register, "run a command with a user-space shrinker" },
+	{ "register", cmd_register,
+	  "run a command with a user-space shrinker" },
 	{ "add", cmd_add, "account reclaimable chunks, wait for requests" },
 	{ "stress", cmd_stress, "allocate under a limit with the shrinker" },
 	{ "report", cmd_report, "run the standard suite, compare reports" },
-	{ "info", cmd_info, "what mpctl finds here, what each command would use" },
+	{ "info", cmd_info,
+	  "what mpctl finds here, what each command would use" },
 	/* hidden (no help): the process mpctl stress starts for its engine */
 	{ STRESS_ENGINE_APPLET, cmd_stress_engine, NULL },
 };
@@ -48,7 +50,8 @@ static void print_version(FILE *f, struct argp_state *state)
 {
 	(void)state;
 	fprintf(f, "mpctl %s\n", MPCTL_VERSION);
-	fprintf(f, "libraries: jansson %s (built with %s), zlib %s (built with %s)\n",
+	fprintf(f,
+		"libraries: jansson %s (built with %s), zlib %s (built with %s)\n",
 		jansson_version_str(), JANSSON_VERSION, zlibVersion(),
 		ZLIB_VERSION);
 	fprintf(f, "built: %s, %s\n",
@@ -62,11 +65,10 @@ static void print_version(FILE *f, struct argp_state *state)
 #else
 		"no sanitizer"
 #endif
-		);
+	);
 }
 
-void (*argp_program_version_hook)(FILE *, struct argp_state *) =
-	print_version;
+void (*argp_program_version_hook)(FILE *, struct argp_state *) = print_version;
 
 void cmd_error(const char *fmt, ...)
 {
@@ -97,7 +99,7 @@ int cmd_wait(struct mp_waiter *w, int fd)
 	case MP_WAIT_ERROR:
 		cmd_error("poll: %s", strerror(errno));
 		return -1;
-	default:	/* the deadline, SIGINT, SIGTERM, SIGHUP */
+	default: /* the deadline, SIGINT, SIGTERM, SIGHUP */
 		return 0;
 	}
 }
@@ -163,14 +165,13 @@ static error_t help_parser(int key, char *arg, struct argp_state *state)
 	if (key == ARGP_KEY_INIT)
 		state->err_stream = NULL;
 	if (key == 'h') {
-		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);	/* exits */
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP); /* exits */
 		return 0;
 	}
 	return cmd_parser(key, arg, state);
 }
 
-int cmd_argp_parse(const struct argp *argp, int argc, char **argv,
-		   void *input)
+int cmd_argp_parse(const struct argp *argp, int argc, char **argv, void *input)
 {
 	struct argp_option *opts;
 	struct argp a = *argp;
@@ -210,19 +211,19 @@ static void usage(FILE *f)
 	size_t i;
 
 	fprintf(f, "Usage: mpctl <command> [options]\n"
-		"       mpctl-<command> [options]\n\n"
-		"Memory pressure events and user-space shrinkers.\n\n"
-		"Commands:\n");
+		   "       mpctl-<command> [options]\n\n"
+		   "Memory pressure events and user-space shrinkers.\n\n"
+		   "Commands:\n");
 	for (i = 0; i < NR_COMMANDS; i++)
 		if (commands[i].help)
 			fprintf(f, "  %-10s %s\n", commands[i].name,
 				commands[i].help);
 	fprintf(f, "\nOptions:\n"
-		"  -h, -?, --help give this help list\n"
-		"      --usage    give a short usage message\n"
-		"  -V, --version  print program version\n\n"
-		"Run 'mpctl <command> --help' for a command's options.\n"
-		"See mpctl(1).\n");
+		   "  -h, -?, --help give this help list\n"
+		   "      --usage    give a short usage message\n"
+		   "  -V, --version  print program version\n\n"
+		   "Run 'mpctl <command> --help' for a command's options.\n"
+		   "See mpctl(1).\n");
 }
 
 /*
@@ -244,7 +245,7 @@ static int run(const struct cmd_struct *c, int argc, char **argv)
 
 	snprintf(name, sizeof(name), "mpctl %s", c->name);
 	cmd_name = name;
-	optind = 0;	/* reset getopt state, as busybox does per applet */
+	optind = 0; /* reset getopt state, as busybox does per applet */
 	return c->fn(argc, argv);
 }
 
@@ -323,9 +324,9 @@ int main(int argc, char **argv)
 	c = lookup(argv[1]);
 	if (!c) {
 		return cmd_usage_error(argv[1][0] == '-' ?
-				       "unknown option '%s'" :
-				       "unknown command '%s'", argv[1]);
+					       "unknown option '%s'" :
+					       "unknown command '%s'",
+				       argv[1]);
 	}
 	return run(c, argc - 1, argv + 1);
 }
-

@@ -36,23 +36,23 @@
 #include "mp_wait.h"
 
 #define REGISTER_SCHEMA		"mpctl-register"
-#define REGISTER_SCHEMA_VERSION	1
+#define REGISTER_SCHEMA_VERSION 1
 
 struct register_opts {
 	struct mp_shrinker_cfg cfg;
-	const char *cgroup;	/* NULL: the caller's own */
-	struct mp_target *target;	/* 56 KB: on the heap */
+	const char *cgroup;	  /* NULL: the caller's own */
+	struct mp_target *target; /* 56 KB: on the heap */
 	bool chunk_set;
-	long long chunks;	/* monitor: reclaimable chunks to start with */
-	bool keep;		/* monitor: re-add what was requested */
+	long long chunks; /* monitor: reclaimable chunks to start with */
+	bool keep;	  /* monitor: re-add what was requested */
 	long long count;
-	uint64_t timeout_ns;		/* 0: none */
+	uint64_t timeout_ns; /* 0: none */
 	bool timeout_set;
 	bool json;
 	bool verbose;
-	bool quiet;		/* -q: no informational lines, wins over -v */
+	bool quiet; /* -q: no informational lines, wins over -v */
 	bool join;
-	char **argv;		/* COMMAND, NULL for a monitor */
+	char **argv; /* COMMAND, NULL for a monitor */
 };
 
 enum {
@@ -151,7 +151,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cmd_argerr(state, "--chunk SIZE is required");
 		if (o->argv && (o->count || o->timeout_set || o->json ||
 				o->keep || o->chunks))
-			cmd_argerr(state, "--chunks, --keep, --count, "
+			cmd_argerr(state,
+				   "--chunks, --keep, --count, "
 				   "--timeout and --json are for the monitor "
 				   "(no COMMAND)");
 		if (!o->argv && o->join)
@@ -164,7 +165,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 }
 
 static const struct argp register_argp = {
-	options, parse_opt, "--chunk SIZE [OPTION...] [--] [COMMAND [ARG...]]",
+	options,
+	parse_opt,
+	"--chunk SIZE [OPTION...] [--] [COMMAND [ARG...]]",
 	"Register a user-space shrinker and run COMMAND with it; without "
 	"COMMAND, print one line per reclaim request.\v"
 	"COMMAND inherits the registration: MPCTL_SHRINKER_EFD, "
@@ -174,7 +177,9 @@ static const struct argp register_argp = {
 	"if it cannot be run; the monitor exits 0 after --count or "
 	"--timeout or on SIGINT/SIGTERM; 1 on failure; 64 usage error; 69 no "
 	"shrinker interface; 77 permission denied.",
-	NULL, NULL, NULL
+	NULL,
+	NULL,
+	NULL
 };
 
 static void describe(const struct mp_shrinker *sh)
@@ -184,8 +189,8 @@ static void describe(const struct mp_shrinker *sh)
 	cmd_error("registered: mode=%s backend=%s cgroup=%s chunk=%" PRIu64
 		  "; listening for reclaim requests",
 		  mp_shrinker_mode_name(mp_shrinker_mode(sh)),
-		  mp_backend_name(mp_shrinker_backend(sh)),
-		  cg ? cg->path : "?", mp_shrinker_chunk_size(sh));
+		  mp_backend_name(mp_shrinker_backend(sh)), cg ? cg->path : "?",
+		  mp_shrinker_chunk_size(sh));
 }
 
 static int print_request(const struct register_opts *o,
@@ -234,8 +239,9 @@ static int print_request(const struct register_opts *o,
 	} else {
 		mp_fmt_time(now, when, sizeof(when));
 		if (printf("%s mode=%s backend=%s cgroup=%s chunks=%" PRIu64
-			   " bytes=%" PRIu64 "\n", when, mode, be,
-			   cg ? cg->path : "?", chunks, chunks * chunk) < 0 ||
+			   " bytes=%" PRIu64 "\n",
+			   when, mode, be, cg ? cg->path : "?", chunks,
+			   chunks * chunk) < 0 ||
 		    fflush(stdout) == EOF)
 			ret = -1;
 	}

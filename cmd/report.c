@@ -25,8 +25,8 @@
 struct report_opts {
 	bool json;
 	bool pretty;
-	bool quiet;		/* -q: errors only */
-	bool verbose;		/* -v: progress even with JSON on stdout */
+	bool quiet;   /* -q: errors only */
+	bool verbose; /* -v: progress even with JSON on stdout */
 	const char *output;
 	const char *input;
 	const char *svg;
@@ -34,8 +34,8 @@ struct report_opts {
 	struct report_suite_cfg suite;
 	bool compare;
 	bool list;
-	double threshold;	/* < 0: per-metric defaults */
-	double alpha;		/* --compare's significance level */
+	double threshold; /* < 0: per-metric defaults */
+	double alpha;	  /* --compare's significance level */
 	bool allow_empty;
 	bool allow_unsure;
 	bool force;
@@ -202,16 +202,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (o->compare && o->nr_args != 2)
 			cmd_argerr(state, "--compare needs BASE.json and "
-				   "NEW.json");
-		if (o->compare && (o->svg || o->html || o->input ||
-				   o->output || cfg->nr_scenarios))
+					  "NEW.json");
+		if (o->compare && (o->svg || o->html || o->input || o->output ||
+				   cfg->nr_scenarios))
 			cmd_argerr(state, "--compare takes no --svg, --html, "
-				   "--input, --output or --scenario");
+					  "--input, --output or --scenario");
 		if (!o->compare && (o->threshold >= 0 || o->alpha > 0 ||
 				    o->allow_unsure || o->force))
 			cmd_argerr(state, "--threshold, --alpha, "
-				   "--allow-unsure and --force go with "
-				   "--compare");
+					  "--allow-unsure and --force go with "
+					  "--compare");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -220,7 +220,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 }
 
 static const struct argp report_argp = {
-	options, parse_opt, "\n--compare BASE.json NEW.json",
+	options,
+	parse_opt,
+	"\n--compare BASE.json NEW.json",
 	"Run the standard suite and write one report, or compare two "
 	"reports.\v"
 	"Exit status: 0 success (--compare: no regression); 1 failure, a "
@@ -231,7 +233,9 @@ static const struct argp report_argp = {
 	"stopped by SIGHUP, SIGINT, SIGTERM (the document is still written, "
 	"marked incomplete). "
 	"See mpctl-report(1) for the metrics and their thresholds.",
-	NULL, NULL, NULL
+	NULL,
+	NULL,
+	NULL
 };
 
 /* ---- printing ---------------------------------------------------------- */
@@ -299,18 +303,20 @@ static void print_system(const json_t *doc)
 	}
 	printf("%s\n", json_object_size(opts) ? "" : " unknown");
 	printf("%-10s %s, swap %s, %lld cpus\n", "memory",
-	       mp_fmt_size(json_integer_value(json_object_get(sys,
-			   "mem_total_bytes")), s1, sizeof(s1)),
-	       mp_fmt_size(json_integer_value(json_object_get(sys,
-			   "swap_total_bytes")), s2, sizeof(s2)),
-	       (long long)json_integer_value(json_object_get(sys,
-							     "nr_cpus")));
+	       mp_fmt_size(json_integer_value(
+				   json_object_get(sys, "mem_total_bytes")),
+			   s1, sizeof(s1)),
+	       mp_fmt_size(json_integer_value(
+				   json_object_get(sys, "swap_total_bytes")),
+			   s2, sizeof(s2)),
+	       (long long)json_integer_value(json_object_get(sys, "nr_cpus")));
 	printf("%-10s %s\n", "cgroups", str(sys, "cgroup_mode"));
 	printf("%-10s", "backends");
 	json_array_foreach(json_object_get(sys, "backends"), i, b)
 		printf(" %s%s", json_string_value(json_object_get(b, "name")),
-		       json_is_true(json_object_get(b, "present")) ? "" :
-		       " (absent)");
+		       json_is_true(json_object_get(b, "present")) ?
+			       "" :
+			       " (absent)");
 	printf("\n");
 }
 
@@ -322,15 +328,14 @@ static void print_scenario(const json_t *sc)
 
 	printf("\nscenario %s: %s (%zu runs, %s)\n", str(sc, "name"),
 	       str(sc, "description"),
-	       json_array_size(json_object_get(sc, "runs")),
-	       str(sc, "status"));
+	       json_array_size(json_object_get(sc, "runs")), str(sc, "status"));
 	if (json_object_get(sc, "reason"))
-		printf("  %s\n", json_string_value(json_object_get(sc,
-								   "reason")));
+		printf("  %s\n",
+		       json_string_value(json_object_get(sc, "reason")));
 	if (!json_object_size(ms))
 		return;
-	printf("  %-18s %12s %12s %12s %8s\n", "metric", "median", "min",
-	       "max", "spread");
+	printf("  %-18s %12s %12s %12s %8s\n", "metric", "median", "min", "max",
+	       "spread");
 	for (i = 0; i < mp_nr_metrics; i++) {
 		const struct mp_metric *m = &mp_metrics[i];
 		json_t *s = json_object_get(ms, m->name), *sp;
@@ -339,12 +344,15 @@ static void print_scenario(const json_t *sc)
 			continue;
 		sp = json_object_get(s, "spread_pct");
 		printf("  %-18s %12s %12s %12s", m->name,
-		       fmt_value(m->unit, json_number_value(
-				 json_object_get(s, "median")), a, sizeof(a)),
-		       fmt_value(m->unit, json_number_value(
-				 json_object_get(s, "min")), b, sizeof(b)),
-		       fmt_value(m->unit, json_number_value(
-				 json_object_get(s, "max")), c, sizeof(c)));
+		       fmt_value(m->unit,
+				 json_number_value(json_object_get(s, "median")),
+				 a, sizeof(a)),
+		       fmt_value(m->unit,
+				 json_number_value(json_object_get(s, "min")),
+				 b, sizeof(b)),
+		       fmt_value(m->unit,
+				 json_number_value(json_object_get(s, "max")),
+				 c, sizeof(c)));
 		if (json_is_number(sp))
 			printf(" %7.1f%%\n", json_number_value(sp));
 		else
@@ -354,13 +362,13 @@ static void print_scenario(const json_t *sc)
 
 /* the strategy table's columns: metrics of the strategy-* scenarios */
 static const char *const strategy_cols[] = {
-	"oom_kills", "swap_growth_bytes", "cache_hit_ratio",
-	"cache_reads_per_s", "cache_misses", "usage_avg_bytes",
-	"pressure_some_us", "pressure_full_us", "alloc_latency_p99_ns",
+	"oom_kills",	     "swap_growth_bytes", "cache_hit_ratio",
+	"cache_reads_per_s", "cache_misses",	  "usage_avg_bytes",
+	"pressure_some_us",  "pressure_full_us",  "alloc_latency_p99_ns",
 };
 static const char *const strategy_heads[] = {
-	"oom", "swap", "hit", "reads/s", "misses", "usage avg", "psi some",
-	"psi full", "alloc p99",
+	"oom",	     "swap",	 "hit",	     "reads/s",	  "misses",
+	"usage avg", "psi some", "psi full", "alloc p99",
 };
 #define NR_STRATEGY_COLS (sizeof(strategy_cols) / sizeof(strategy_cols[0]))
 
@@ -401,8 +409,9 @@ static void print_strategies(const json_t *doc)
 
 			if (!strategy_median(sc, c, &v))
 				continue;
-			if (!have[c] || (m->better == MP_BETTER_HIGHER ?
-					 v > best[c] : v < best[c]))
+			if (!have[c] ||
+			    (m->better == MP_BETTER_HIGHER ? v > best[c] :
+							     v < best[c]))
 				best[c] = v;
 			have[c] = true;
 		}
@@ -410,7 +419,8 @@ static void print_strategies(const json_t *doc)
 	if (!any)
 		return;
 	printf("\nstrategies (medians; * best of the column, OOM-killed "
-	       "runs not ranked)\n  %-16s", "strategy");
+	       "runs not ranked)\n  %-16s",
+	       "strategy");
 	for (c = 0; c < NR_STRATEGY_COLS; c++)
 		printf(" %11s", strategy_heads[c]);
 	printf("\n");
@@ -421,7 +431,8 @@ static void print_strategies(const json_t *doc)
 			continue;
 		printf("  %-16s", name + 9);
 		if (strcmp(str(sc, "status"), "ok")) {
-			printf(" %s: %s\n", str(sc, "status"), str(sc, "reason"));
+			printf(" %s: %s\n", str(sc, "status"),
+			       str(sc, "reason"));
 			continue;
 		}
 		for (c = 0; c < NR_STRATEGY_COLS; c++) {
@@ -462,13 +473,14 @@ static void print_rule(const json_t *row)
 		return;
 	if (!strcmp(rule, "oom"))
 		printf("%s: an OOM kill in NEW where no BASE run had one is a "
-		       "regression, whatever the test says\n", sc);
+		       "regression, whatever the test says\n",
+		       sc);
 	else if (!strcmp(rule, "none") &&
 		 !strcmp(json_string_value(json_object_get(row, "verdict")),
 			 "worse"))
 		printf("%s: %s not measured in NEW, which had no %s in any "
-		       "run: BASE did what NEW no longer does\n", sc,
-		       json_string_value(json_object_get(row, "metric")),
+		       "run: BASE did what NEW no longer does\n",
+		       sc, json_string_value(json_object_get(row, "metric")),
 		       json_string_value(json_object_get(row, "per")));
 }
 
@@ -481,14 +493,14 @@ static void print_compare(const json_t *cmp)
 	printf("base %s, new %s\n",
 	       json_string_value(json_object_get(cmp, "base_kernel")) ?: "?",
 	       json_string_value(json_object_get(cmp, "new_kernel")) ?: "?");
-	printf("%-15s %-18s %-6s %11s %11s %12s %8s %7s %7s  %s\n",
-	       "scenario", "metric", "better", "base", "new", "delta",
-	       "delta%", "p", "mde%", "verdict");
+	printf("%-15s %-18s %-6s %11s %11s %12s %8s %7s %7s  %s\n", "scenario",
+	       "metric", "better", "base", "new", "delta", "delta%", "p",
+	       "mde%", "verdict");
 	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
-		const char *unit = json_string_value(json_object_get(row,
-								    "unit"));
-		const char *v = json_string_value(json_object_get(row,
-								  "verdict"));
+		const char *unit =
+			json_string_value(json_object_get(row, "unit"));
+		const char *v =
+			json_string_value(json_object_get(row, "verdict"));
 		json_t *pct = json_object_get(row, "delta_pct");
 		json_t *pv = json_object_get(row, "p_value");
 		json_t *mde = json_object_get(row, "mde_pct");
@@ -503,8 +515,10 @@ static void print_compare(const json_t *cmp)
 		else
 			snprintf(p, sizeof(p), "-");
 		if (json_is_number(json_object_get(row, "new")))
-			fmt_value(unit, json_number_value(
-				  json_object_get(row, "new")), b, sizeof(b));
+			fmt_value(unit,
+				  json_number_value(
+					  json_object_get(row, "new")),
+				  b, sizeof(b));
 		else
 			snprintf(b, sizeof(b), "-");
 		if (json_is_number(mde))
@@ -516,13 +530,16 @@ static void print_compare(const json_t *cmp)
 		       json_string_value(json_object_get(row, "scenario")),
 		       json_string_value(json_object_get(row, "metric")),
 		       json_string_value(json_object_get(row, "better")),
-		       fmt_value(unit, json_number_value(
-				 json_object_get(row, "base")), a, sizeof(a)),
+		       fmt_value(unit,
+				 json_number_value(json_object_get(row, "base")),
+				 a, sizeof(a)),
 		       b,
 		       json_is_number(json_object_get(row, "delta")) ?
-		       fmt_delta(unit, json_number_value(
-				 json_object_get(row, "delta")), c, sizeof(c)) :
-		       "-",
+			       fmt_delta(unit,
+					 json_number_value(
+						 json_object_get(row, "delta")),
+					 c, sizeof(c)) :
+			       "-",
 		       d, p, e, !strcmp(v, "worse") ? "WORSE" : v);
 	}
 	ms = json_object_get(cmp, "missing_scenarios");
@@ -541,12 +558,11 @@ static void print_compare(const json_t *cmp)
 	       "smallest change this base could detect)\n",
 	       json_number_value(json_object_get(cmp, "alpha")));
 	printf("%lld regression(s), %lld improvement(s), %lld unsure\n",
-	       (long long)json_integer_value(json_object_get(cmp,
-							     "regressions")),
-	       (long long)json_integer_value(json_object_get(cmp,
-							     "improvements")),
-	       (long long)json_integer_value(json_object_get(cmp,
-							     "unsure")));
+	       (long long)json_integer_value(
+		       json_object_get(cmp, "regressions")),
+	       (long long)json_integer_value(
+		       json_object_get(cmp, "improvements")),
+	       (long long)json_integer_value(json_object_get(cmp, "unsure")));
 }
 
 /* ---- files ------------------------------------------------------------- */
@@ -573,9 +589,9 @@ static int files_open(struct report_file *files, int n)
 		for (j = i + 1; j < n && files[i].path; j++)
 			if (files[j].path &&
 			    mp_output_same(files[i].path, files[j].path))
-				return cmd_usage_error("'%s' and '%s' are one file: each output needs its own",
-						       files[i].path,
-						       files[j].path);
+				return cmd_usage_error(
+					"'%s' and '%s' are one file: each output needs its own",
+					files[i].path, files[j].path);
 	for (i = 0; i < n; i++) {
 		if (!files[i].path)
 			continue;
@@ -593,8 +609,7 @@ static int files_open(struct report_file *files, int n)
 	return 0;
 }
 
-static int file_write(struct report_file *rf, const json_t *doc,
-		      bool pretty)
+static int file_write(struct report_file *rf, const json_t *doc, bool pretty)
 {
 	struct mp_err err = { 0 };
 	FILE *f;
@@ -668,8 +683,8 @@ static bool nothing_ran(const json_t *doc)
 	size_t i;
 
 	json_array_foreach(json_object_get(doc, "scenarios"), i, sc) {
-		const char *st = json_string_value(json_object_get(sc,
-								  "status"));
+		const char *st =
+			json_string_value(json_object_get(sc, "status"));
 
 		if (st && !strcmp(st, "ok"))
 			return false;
@@ -714,11 +729,13 @@ static int compare_status(const struct report_opts *o, const json_t *cmp)
 	}
 	if (!o->allow_unsure && unsure) {
 		cmd_error("too few runs for a verdict on %lld metric(s): more "
-			  "--repeat, or --allow-unsure", (long long)unsure);
+			  "--repeat, or --allow-unsure",
+			  (long long)unsure);
 		return MP_EXIT_DATAERR;
 	}
 	return json_integer_value(json_object_get(cmp, "regressions")) ?
-	       MP_EXIT_FAILURE : MP_EXIT_OK;
+		       MP_EXIT_FAILURE :
+		       MP_EXIT_OK;
 }
 
 static int do_compare(const struct report_opts *o)
@@ -747,9 +764,8 @@ static int do_compare(const struct report_opts *o)
 	}
 	summarize_all(base);
 	summarize_all(cur);
-	if (!o->allow_empty &&
-	    (mp_report_usable(base, o->args[0], &err) ||
-	     mp_report_usable(cur, o->args[1], &err))) {
+	if (!o->allow_empty && (mp_report_usable(base, o->args[0], &err) ||
+				mp_report_usable(cur, o->args[1], &err))) {
 		json_decref(base);
 		json_decref(cur);
 		return cmd_fail(&err);
@@ -827,9 +843,10 @@ static json_t *load_input(const char *path, struct mp_err *err)
  */
 static int report_run(struct report_opts *o)
 {
-	static int (*const fns[3])(FILE *, const json_t *,
-				   struct mp_err *) = {
-		NULL, mp_svg_report, mp_html_report,
+	static int (*const fns[3])(FILE *, const json_t *, struct mp_err *) = {
+		NULL,
+		mp_svg_report,
+		mp_html_report,
 	};
 	struct report_file *files;
 	struct mp_err err;
@@ -867,7 +884,8 @@ static int report_run(struct report_opts *o)
 	if (!ret) {
 		if (o->json && !o->output && !o->quiet)
 			ret = mp_json_emit(stdout, doc, o->pretty) ?
-			      MP_EXIT_FAILURE : 0;
+				      MP_EXIT_FAILURE :
+				      0;
 		else if (!o->json && !o->quiet)
 			print_tables(doc);
 	}

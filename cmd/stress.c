@@ -28,20 +28,20 @@
 #include "run.h"
 #include "summary.h"
 
-#define STRESS_SCHEMA		"mpctl-stress"
+#define STRESS_SCHEMA "mpctl-stress"
 /* 2: parameters.chunk_size_bytes (was chunk_bytes), timeline[].t_ns (t_ms) */
-#define STRESS_SCHEMA_VERSION	2
+#define STRESS_SCHEMA_VERSION 2
 
 struct stress_opts {
 	struct stress_run_cfg cfg;
 	bool json;
 	bool pretty;
 	const char *output;
-	bool quiet;		/* -q: errors only */
-	bool verbose;		/* -v: the run's set-up on stderr */
-	bool progress_shown;	/* a progress line to clear on stderr */
-	const char *chunk_arg;	/* --chunk as given */
-	const char *input;	/* hidden --input: a saved document's summary */
+	bool quiet;	       /* -q: errors only */
+	bool verbose;	       /* -v: the run's set-up on stderr */
+	bool progress_shown;   /* a progress line to clear on stderr */
+	const char *chunk_arg; /* --chunk as given */
+	const char *input;     /* hidden --input: a saved document's summary */
 };
 
 enum {
@@ -171,7 +171,8 @@ static void chunk_of_limit(struct argp_state *state, struct stress_opts *so)
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 
 	if (o->cgroup && !o->limit_set)
-		cmd_argerr(state, "invalid --chunk '%s': a percentage of --limit, which --cgroup then needs",
+		cmd_argerr(state,
+			   "invalid --chunk '%s': a percentage of --limit, which --cgroup then needs",
 			   so->chunk_arg);
 	o->chunk = cmd_arg_size(state, 'C', so->chunk_arg, page, o->limit);
 	o->chunk -= o->chunk % page;
@@ -194,7 +195,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			o->chunk = cmd_arg_size(state, key, arg,
 						STRESS_MIN_CHUNK, 0);
 		if (!strchr(arg, '%') && o->chunk % page)
-			cmd_argerr(state, "invalid --chunk '%s': not a multiple of the page size (%ld)",
+			cmd_argerr(state,
+				   "invalid --chunk '%s': not a multiple of the page size (%ld)",
 				   arg, page);
 		break;
 	case 'T':
@@ -229,7 +231,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_FREE:
 		if (stress_free_parse(arg, &o->free_mode))
-			cmd_argerr(state, "unknown free mode '%s': reuse, munmap or free",
+			cmd_argerr(state,
+				   "unknown free mode '%s': reuse, munmap or free",
 				   arg);
 		break;
 	case OPT_NO_POPULATE:
@@ -245,7 +248,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->answer_delay_ns = cmd_arg_duration(state, key, arg, 0);
 		/* a run's end waits for the answer being delayed */
 		if (o->answer_delay_ns > STRESS_MAX_ANSWER_DELAY_NS)
-			cmd_argerr(state, "invalid --answer-delay '%s': at most 10s",
+			cmd_argerr(state,
+				   "invalid --answer-delay '%s': at most 10s",
 				   arg);
 		break;
 	case OPT_SEED:
@@ -315,7 +319,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		if (o->cgroup && o->parent)
-			cmd_argerr(state, "--cgroup and --parent exclude each other");
+			cmd_argerr(state,
+				   "--cgroup and --parent exclude each other");
 		if (so->chunk_arg && strchr(so->chunk_arg, '%'))
 			chunk_of_limit(state, so);
 		break;
@@ -326,7 +331,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 }
 
 static const struct argp stress_argp = {
-	options, parse_opt, NULL,
+	options,
+	parse_opt,
+	NULL,
 	"Allocate more than a cgroup's memory limit while a user-space "
 	"shrinker frees chunks on request; print a summary or JSON.\v"
 	"By default the run gets its own transient cgroup with --limit, "
@@ -334,7 +341,9 @@ static const struct argp stress_argp = {
 	"Exit status: 0 the run completed; 1 runtime failure (e.g. the "
 	"engine was OOM-killed); 64 usage error; 69 no memory cgroup or "
 	"pressure interface; 77 permission denied. See mpctl-stress(1).",
-	NULL, NULL, NULL
+	NULL,
+	NULL,
+	NULL
 };
 
 /* ---- rendering ---- */
@@ -357,8 +366,9 @@ static json_t *alloc_latency_json(const struct stress_shared *s)
 {
 	json_t *h = hist_json(&s->alloc_latency);
 
-	if (h && json_object_set_new(h, "over_500ms",
-				     json_integer((json_int_t)s->allocs_slow))) {
+	if (h &&
+	    json_object_set_new(h, "over_500ms",
+				json_integer((json_int_t)s->allocs_slow))) {
 		json_decref(h);
 		return NULL;
 	}
@@ -625,9 +635,10 @@ static void progress(const struct stress_sample *s, uint64_t freed,
 	stress_fmt_mib(s->held * so->cfg.chunk, held, sizeof(held));
 	stress_fmt_mib(s->usage, usage, sizeof(usage));
 	stress_fmt_mib(limit, lim, sizeof(lim));
-	snprintf(line, sizeof(line), "%5.1fs held %s freed %" PRIu64
-		 " requests %" PRIu64 " events l/m/c %" PRIu64 "/%" PRIu64
-		 "/%" PRIu64 " usage %s/%s",
+	snprintf(line, sizeof(line),
+		 "%5.1fs held %s freed %" PRIu64 " requests %" PRIu64
+		 " events l/m/c %" PRIu64 "/%" PRIu64 "/%" PRIu64
+		 " usage %s/%s",
 		 (double)s->t_ns / 1e9, held, freed, s->requests,
 		 events[MP_LEVEL_LOW], events[MP_LEVEL_MEDIUM],
 		 events[MP_LEVEL_CRITICAL], usage, lim);
@@ -662,7 +673,9 @@ static int write_output(const struct stress_opts *so, struct mp_output *out,
 
 	if (!*have_out)
 		return so->json && !so->quiet &&
-		       mp_json_emit(stdout, doc, so->pretty) ? -1 : 0;
+				       mp_json_emit(stdout, doc, so->pretty) ?
+			       -1 :
+			       0;
 	*have_out = false;
 	f = mp_output_stream(out, &err);
 	if (!f)
@@ -685,7 +698,7 @@ err:
 static int usage_or_fail(const struct mp_err *err)
 {
 	return err->status == MP_EXIT_USAGE ? cmd_usage_error("%s", err->msg) :
-	       cmd_fail(err);
+					      cmd_fail(err);
 }
 
 /* a run's result and its output file: on the heap, 33 KB together */
@@ -736,7 +749,7 @@ static int stress(struct stress_opts *so)
 		cmd_error("backend %s, shrinker %s, cgroup '%s', ended by %s",
 			  f->res.mode ? mp_backend_name(f->res.backend) : "-",
 			  f->res.mode ? mp_shrinker_mode_name(f->res.mode) :
-			  "none",
+					"none",
 			  f->res.cgroup, f->res.reason);
 	if (!doc)
 		cmd_error("cannot build the JSON document: %s",
@@ -755,7 +768,8 @@ static int stress(struct stress_opts *so)
 		   !strcmp(f->res.reason, "failed")) {
 		cmd_error("the engine %s%s%s",
 			  !strcmp(f->res.reason, "engine_killed") ?
-			  "was killed" : "failed",
+				  "was killed" :
+				  "failed",
 			  s->error[0] ? ": " : "", s->error);
 		ret = MP_EXIT_FAILURE;
 	} else {
@@ -793,18 +807,18 @@ static int summarize_input(const char *path)
 int cmd_stress(int argc, char **argv)
 {
 	struct stress_opts o = { .cfg = {
-		.chunk = 1ULL << 20,
-		.threads = 4,
-		.duration_ns = 30ULL * 1000000000ULL,
-		.limit = 256ULL << 20,
-		.overcommit = 2.0,
-		.backend = MP_BACKEND_AUTO,
-		.reclaim_nice = -10,
-		.rt_priority = 1,
-		.reclaim_rt = 1,
-		.miss_cost_ns = 500000,
-		.seed = 1,
-	} };
+					 .chunk = 1ULL << 20,
+					 .threads = 4,
+					 .duration_ns = 30ULL * 1000000000ULL,
+					 .limit = 256ULL << 20,
+					 .overcommit = 2.0,
+					 .backend = MP_BACKEND_AUTO,
+					 .reclaim_nice = -10,
+					 .rt_priority = 1,
+					 .reclaim_rt = 1,
+					 .miss_cost_ns = 500000,
+					 .seed = 1,
+				 } };
 
 	cmd_argp_parse(&stress_argp, argc, argv, &o);
 	return o.input ? summarize_input(o.input) : stress(&o);

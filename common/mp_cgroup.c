@@ -67,8 +67,8 @@ int mp_read_file(const char *path, char *buf, size_t len)
 }
 
 /* Map a path in the hierarchy to the directory under the mount. */
-static int hier_to_dir(const struct mp_hier *h, const char *hpath,
-		       char *dir, size_t len)
+static int hier_to_dir(const struct mp_hier *h, const char *hpath, char *dir,
+		       size_t len)
 {
 	size_t rl = strlen(h->root);
 	int n;
@@ -144,16 +144,16 @@ int mp_cgroup_resolve(const struct mp_hier *h, const char *user,
 		}
 	} else if (!*user) {
 		return mp_errf(err, MP_EXIT_USAGE, 0, "empty cgroup path");
-	} else if (user[0] == '/' &&
-		   (!strncmp(user, h->mnt, ml) &&
-		    (user[ml] == '/' || user[ml] == '\0'))) {
+	} else if (user[0] == '/' && (!strncmp(user, h->mnt, ml) &&
+				      (user[ml] == '/' || user[ml] == '\0'))) {
 		snprintf(cg->dir, sizeof(cg->dir), "%s", user);
 	} else if (user[0] == '/' && strcmp(user, "/") && !stat(user, &st)) {
 		/* an existing file system path outside the hierarchy */
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "not a cgroup of the %s hierarchy '%s'",
 			       h->version == MP_CG_V2 ? "cgroup2" :
-			       h->controller, user);
+							h->controller,
+			       user);
 	} else {
 		/* hierarchy path: "/a/b" as in /proc/self/cgroup, or "a/b" */
 		if (user[0] == '/') {
@@ -176,11 +176,11 @@ int mp_cgroup_resolve(const struct mp_hier *h, const char *user,
 			       errno, "cannot open cgroup '%s'", shown);
 	snprintf(probe, sizeof(probe), "%s/cgroup.procs", cg->dir);
 	if (!S_ISDIR(st.st_mode) || access(probe, F_OK))
-		return mp_errf(err, MP_EXIT_FAILURE, 0,
-			       "not a cgroup '%s'", shown);
+		return mp_errf(err, MP_EXIT_FAILURE, 0, "not a cgroup '%s'",
+			       shown);
 	/* the path in the hierarchy, for display */
-	snprintf(tmp, sizeof(tmp), "%s%s%s", strcmp(h->root, "/") ? h->root :
-		 "", "", cg->dir + ml);
+	snprintf(tmp, sizeof(tmp), "%s%s%s",
+		 strcmp(h->root, "/") ? h->root : "", "", cg->dir + ml);
 	snprintf(cg->path, sizeof(cg->path), "%s", *tmp ? tmp : "/");
 	return 0;
 }
@@ -207,8 +207,7 @@ int mp_cg_read(const struct mp_cgroup *cg, const char *file, char *buf,
 	return mp_read_file(path, buf, len);
 }
 
-int mp_cg_read_u64(const struct mp_cgroup *cg, const char *file,
-		   uint64_t *val)
+int mp_cg_read_u64(const struct mp_cgroup *cg, const char *file, uint64_t *val)
 {
 	char buf[64], *end;
 
@@ -340,7 +339,7 @@ int mp_self_cgroup(const struct mp_hier *h, char *out, size_t len)
 		if (nl)
 			*nl = '\0';
 		if (h->version == MP_CG_V2 ? strcmp(line, "0") || *ctrl :
-		    !mp_mount_opt(ctrl, h->controller))
+					     !mp_mount_opt(ctrl, h->controller))
 			continue;
 		snprintf(out, len, "%s", cgpath);
 		ret = 0;

@@ -24,16 +24,16 @@ enum mp_cg_version {
 
 struct mp_hier {
 	enum mp_cg_version version;
-	char mnt[PATH_MAX];	/* mount point, sysroot included */
-	char root[PATH_MAX];	/* root of the mount within the hierarchy */
-	char opts[512];		/* super options (v1 controllers) */
-	char controller[32];	/* v1: the controller asked for */
+	char mnt[PATH_MAX];  /* mount point, sysroot included */
+	char root[PATH_MAX]; /* root of the mount within the hierarchy */
+	char opts[512];	     /* super options (v1 controllers) */
+	char controller[32]; /* v1: the controller asked for */
 };
 
 struct mp_cgroup {
-	const struct mp_hier *hier;	/* mp_system()'s, never copied */
-	char dir[PATH_MAX];	/* cgroupfs directory, sysroot included */
-	char path[PATH_MAX];	/* path in the hierarchy, "/" for its root */
+	const struct mp_hier *hier; /* mp_system()'s, never copied */
+	char dir[PATH_MAX];	    /* cgroupfs directory, sysroot included */
+	char path[PATH_MAX]; /* path in the hierarchy, "/" for its root */
 };
 
 void mp_set_sysroot(const char *sysroot);
@@ -53,10 +53,8 @@ int mp_cgroup_resolve(const struct mp_hier *h, const char *user,
 /* Small file helpers on a cgroup directory; 0 or -1 with errno. */
 int mp_cg_read(const struct mp_cgroup *cg, const char *file, char *buf,
 	       size_t len);
-int mp_cg_read_u64(const struct mp_cgroup *cg, const char *file,
-		   uint64_t *val);
-int mp_cg_write(const struct mp_cgroup *cg, const char *file,
-		const char *str);
+int mp_cg_read_u64(const struct mp_cgroup *cg, const char *file, uint64_t *val);
+int mp_cg_write(const struct mp_cgroup *cg, const char *file, const char *str);
 bool mp_cg_has_file(const struct mp_cgroup *cg, const char *file);
 bool mp_cg_exists(const struct mp_cgroup *cg);
 

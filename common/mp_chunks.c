@@ -15,15 +15,15 @@
  */
 struct mp_chunk {
 	struct mp_chunk *next;
-	char *mem;		/* lazyfree: the chunk (else it is the node) */
+	char *mem; /* lazyfree: the chunk (else it is the node) */
 };
 
 /* a lazyfree chunk's first word; reclaim leaves zero in its place */
-#define LAZY_MARKER	0x6d70636c617a7921ULL	/* "mpclazy!" */
+#define LAZY_MARKER 0x6d70636c617a7921ULL /* "mpclazy!" */
 
 struct chunk_list {
 	pthread_mutex_t lock;
-	struct mp_chunk *head, *tail;	/* oldest first */
+	struct mp_chunk *head, *tail; /* oldest first */
 	uint64_t n;
 } __attribute__((aligned(64)));
 
@@ -35,10 +35,10 @@ struct mp_chunk_pool {
 	pthread_mutex_t empty_lock;
 	void **empty;
 	size_t nempty, empty_cap;
-	void *reserve;		/* one mapping carved into chunks */
+	void *reserve; /* one mapping carved into chunks */
 	size_t reserve_len;
 	int nlists;
-	unsigned int cursor;	/* where the next reclaim starts */
+	unsigned int cursor; /* where the next reclaim starts */
 	uint64_t held;
 	struct mp_chunk_stats own;
 	struct mp_chunk_stats *st;
@@ -46,7 +46,7 @@ struct mp_chunk_pool {
 };
 
 /* MADV_POPULATE_WRITE is not supported: any thread may find out */
-static bool populate_unsupported;	/* __atomic */
+static bool populate_unsupported; /* __atomic */
 
 static uint64_t mono_ns(void)
 {
@@ -73,7 +73,7 @@ static void reserve(struct mp_chunk_pool *p, uint64_t n)
 	r = mmap(NULL, n * p->size, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r == MAP_FAILED)
-		return;		/* chunks get their own mappings */
+		return; /* chunks get their own mappings */
 	p->empty = malloc(n * sizeof(*p->empty));
 	if (!p->empty) {
 		munmap(r, n * p->size);
@@ -220,9 +220,8 @@ int mp_chunk_populate(void *c, uint64_t size)
 	    __atomic_load_n(&populate_unsupported, __ATOMIC_RELAXED) ||
 	    !madvise((void *)start, end - start, MADV_POPULATE_WRITE))
 		return 0;
-	if (errno == EINVAL) {	/* before Linux 5.14 */
-		__atomic_store_n(&populate_unsupported, true,
-				 __ATOMIC_RELAXED);
+	if (errno == EINVAL) { /* before Linux 5.14 */
+		__atomic_store_n(&populate_unsupported, true, __ATOMIC_RELAXED);
 		return 0;
 	}
 	return errno == ENOMEM || errno == EFAULT ? -1 : 0;
@@ -250,7 +249,7 @@ static void chunk_drop(struct mp_chunk_pool *p, void *c)
 	if (!p->unmap && !madvise(c, p->size, MADV_DONTNEED) &&
 	    !push_empty(p, &c, 1))
 		return;
-	munmap(c, p->size);	/* of the reservation: a hole, never reused */
+	munmap(c, p->size); /* of the reservation: a hole, never reused */
 }
 
 void *mp_chunk_alloc(struct mp_chunk_pool *p, int list)
@@ -380,7 +379,7 @@ static void flush_empty(struct mp_chunk_pool *p, void **c, size_t n)
 struct batch_item {
 	char *mem;
 	struct mp_chunk *c;
-	bool gone;		/* lazyfree: found dropped */
+	bool gone; /* lazyfree: found dropped */
 };
 
 static int cmp_addr(const void *a, const void *b)
@@ -412,8 +411,8 @@ static uint64_t release_batch(struct mp_chunk_pool *p, struct mp_chunk **b,
 	}
 	qsort(it, n, sizeof(*it), cmp_addr);
 	while (i < n) {
-		for (j = i + 1; j < n &&
-		     it[j].mem == it[j - 1].mem + p->size; j++)
+		for (j = i + 1; j < n && it[j].mem == it[j - 1].mem + p->size;
+		     j++)
 			;
 		if (madvise(it[i].mem, (j - i) * p->size, MADV_DONTNEED)) {
 			/* one by one: what fails goes back */
@@ -439,8 +438,7 @@ static uint64_t release_batch(struct mp_chunk_pool *p, struct mp_chunk **b,
 	return done;
 }
 
-uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n,
-			   uint64_t *kept)
+uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n, uint64_t *kept)
 {
 	struct mp_chunk *todo = NULL, *c, *next, *batch[BATCH];
 	uint64_t got = 0, freed = 0, fail = 0, lost = 0, share;

@@ -76,8 +76,7 @@ void *mp_chunk_alloc(struct mp_chunk_pool *p, int list);
  * unmapped are put back and counted in *kept (to be re-added to the
  * shrinker by the caller).
  */
-uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n,
-			   uint64_t *kept);
+uint64_t mp_chunks_reclaim(struct mp_chunk_pool *p, uint64_t n, uint64_t *kept);
 uint64_t mp_chunks_held(const struct mp_chunk_pool *p);
 const struct mp_chunk_stats *mp_chunks_stats(const struct mp_chunk_pool *p);
 /*

@@ -25,25 +25,25 @@
 #include "mp_thread.h"
 
 /* requests younger than this are taken as still being freed */
-#define EMUL_INFLIGHT_NS	10000000ULL
+#define EMUL_INFLIGHT_NS 10000000ULL
 /* sampling period while usage is above the usage threshold */
-#define MP_EMUL_FAST_MS		2
+#define MP_EMUL_FAST_MS 2
 
 enum { W_STOP, W_PIPE, W_SOURCE, W_THRESH };
 
 struct mp_emulator {
 	struct mp_emul_policy pol;
-	struct mp_cgroup ucg;	/* where usage and limit are read */
+	struct mp_cgroup ucg; /* where usage and limit are read */
 	uint64_t chunk;
-	int req_fd;		/* the owner's request eventfd */
-	bool early_warning;	/* beside a kernel shrinker: no counter */
-	struct mp_source *src;	/* emulation: the pressure source */
-	int pipe_r;		/* emulation: the accounting pipe */
+	int req_fd;	       /* the owner's request eventfd */
+	bool early_warning;    /* beside a kernel shrinker: no counter */
+	struct mp_source *src; /* emulation: the pressure source */
+	int pipe_r;	       /* emulation: the accounting pipe */
 	pthread_t thr;
 	bool running;
 	int stop_efd;
-	int thresh_efd;		/* one eventfd for every threshold */
-	int epfd;		/* what the thread waits on */
+	int thresh_efd; /* one eventfd for every threshold */
+	int epfd;	/* what the thread waits on */
 	/*
 	 * The pressure source failed (the cgroup was removed): the thread
 	 * sets gone and makes gone_efd readable; the owner's reads then fail
@@ -52,20 +52,20 @@ struct mp_emulator {
 	int gone_efd;
 	int gone;
 	char gone_msg[256];
-	uint64_t high_bytes;	/* usage above which sampling is fast */
+	uint64_t high_bytes; /* usage above which sampling is fast */
 	struct mp_memstat ms;
-	char line[128];		/* partial line from the pipe */
+	char line[128]; /* partial line from the pipe */
 	size_t line_len;
 	uint64_t last_event_ns;
-	uint64_t recent_ns[8];	/* in-flight requests: time, chunks */
+	uint64_t recent_ns[8]; /* in-flight requests: time, chunks */
 	uint64_t recent_n[8];
 	unsigned int recent_i;
-	struct mp_shrinker_stats st;	/* updated with __atomic */
+	struct mp_shrinker_stats st; /* updated with __atomic */
 };
 
 #define ST_ADD(em, f, v) __atomic_add_fetch(&(em)->st.f, (v), __ATOMIC_RELAXED)
 #define ST_SET(em, f, v) __atomic_store_n(&(em)->st.f, (v), __ATOMIC_RELAXED)
-#define ST_GET(em, f) __atomic_load_n(&(em)->st.f, __ATOMIC_RELAXED)
+#define ST_GET(em, f)	 __atomic_load_n(&(em)->st.f, __ATOMIC_RELAXED)
 
 static uint64_t now_ns(void)
 {
@@ -74,9 +74,9 @@ static uint64_t now_ns(void)
 
 uint64_t mp_emul_high_mark(const struct mp_emul_policy *p, uint64_t limit)
 {
-	double hi = p->high > 0 ? p->high : p->high < 0 ?
-		    (p->target > 0 ? p->target : MP_EMUL_TARGET) :
-		    MP_EMUL_HIGH;
+	double hi = p->high > 0 ? p->high :
+		    p->high < 0 ? (p->target > 0 ? p->target : MP_EMUL_TARGET) :
+				  MP_EMUL_HIGH;
 
 	return (uint64_t)((1.0 + hi) / 2 * (double)limit);
 }
@@ -84,7 +84,9 @@ uint64_t mp_emul_high_mark(const struct mp_emul_policy *p, uint64_t limit)
 void mp_emul_policy_defaults(struct mp_emul_policy *p)
 {
 	static const double mins[MP_LEVEL_NR] = {
-		MP_EMUL_MIN_LOW, MP_EMUL_MIN_MEDIUM, MP_EMUL_MIN_CRITICAL,
+		MP_EMUL_MIN_LOW,
+		MP_EMUL_MIN_MEDIUM,
+		MP_EMUL_MIN_CRITICAL,
 	};
 	bool any_min = false;
 	int l;
@@ -100,7 +102,7 @@ void mp_emul_policy_defaults(struct mp_emul_policy *p)
 			p->min_frac[l] = mins[l];
 	for (l = 0; l < MP_LEVEL_NR; l++)
 		if (p->min_frac[l] < 0)
-			p->min_frac[l] = 0;	/* negative: explicitly none */
+			p->min_frac[l] = 0; /* negative: explicitly none */
 	if (!p->interval_ns)
 		p->interval_ns = MP_EMUL_INTERVAL_NS;
 	if (!p->linger_ns)
@@ -112,8 +114,9 @@ int mp_emulator_policy(struct mp_emul_policy *p, struct mp_err *err)
 {
 	mp_emul_policy_defaults(p);
 	if (p->target >= 1.0 || p->high > 1.0)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "shrinker policy: target and high must be fractions of the limit");
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"shrinker policy: target and high must be fractions of the limit");
 	return 0;
 }
 
@@ -165,8 +168,9 @@ static void register_thresholds(struct mp_emulator *em)
 
 	step = (1.0 - em->pol.high) / (MP_EMUL_STEPS + 1);
 	for (i = 0; i <= MP_EMUL_STEPS; i++)
-		if (register_threshold(em, (uint64_t)((em->pol.high +
-							i * step) * lim)))
+		if (register_threshold(em,
+				       (uint64_t)((em->pol.high + i * step) *
+						  lim)))
 			break;
 }
 
@@ -177,7 +181,7 @@ static void apply_line(struct mp_emulator *em, const char *s)
 	int efd;
 
 	if (sscanf(s, "%d %lld", &efd, &v) != 2)
-		return;		/* malformed: ignored, as the kernel rejects it */
+		return; /* malformed: ignored, as the kernel rejects it */
 	if (v > 0) {
 		ST_ADD(em, counter, (uint64_t)v);
 		ST_ADD(em, added, (uint64_t)v);
@@ -217,7 +221,8 @@ static uint64_t inflight(struct mp_emulator *em, uint64_t now)
 	unsigned int i;
 
 	for (i = 0; i < 8; i++)
-		if (em->recent_n[i] && now - em->recent_ns[i] < EMUL_INFLIGHT_NS)
+		if (em->recent_n[i] &&
+		    now - em->recent_ns[i] < EMUL_INFLIGHT_NS)
 			sum += em->recent_n[i];
 	return sum;
 }
@@ -328,7 +333,7 @@ static void source_gone(struct mp_emulator *em, const char *msg)
 		em->pipe_r = -1;
 	}
 	if (write(em->gone_efd, &one, sizeof(one)) != sizeof(one))
-		return;	/* a full eventfd is readable already */
+		return; /* a full eventfd is readable already */
 }
 
 /*
@@ -362,7 +367,8 @@ static void *thread_main(void *arg)
 	int i, n, ms, timeout, state = 0;
 
 	if (em->pol.rt_priority > 0) {
-		struct sched_param sp = { .sched_priority = em->pol.rt_priority };
+		struct sched_param sp = { .sched_priority =
+						  em->pol.rt_priority };
 
 		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
 	}
@@ -379,8 +385,9 @@ static void *thread_main(void *arg)
 		} else {
 			if (!next || next > now + (uint64_t)ms * 1000000ULL)
 				next = now + (uint64_t)ms * 1000000ULL;
-			timeout = next > now ?
-				  (int)((next - now + 999999) / 1000000) : 0;
+			timeout = next > now ? (int)((next - now + 999999) /
+						     1000000) :
+					       0;
 		}
 		n = epoll_wait(em->epfd, evs, 4, timeout);
 		if (n < 0) {
@@ -429,8 +436,7 @@ static int watch(struct mp_emulator *em, int fd, uint32_t what)
  * Usage and limit, the usage thresholds, the thread's epoll set, and last
  * the thread, when all it reads is in place.
  */
-static int setup(struct mp_emulator *em, const char *what,
-		 struct mp_err *err)
+static int setup(struct mp_emulator *em, const char *what, struct mp_err *err)
 {
 	int e;
 
@@ -442,17 +448,18 @@ static int setup(struct mp_emulator *em, const char *what,
 	em->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	em->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (em->stop_efd < 0 || em->epfd < 0 ||
-	    (em->src && (em->gone_efd = eventfd(0, EFD_CLOEXEC |
-						EFD_NONBLOCK)) < 0))
-		return mp_errf(err, MP_EXIT_FAILURE, errno,
-			       "cannot set up %s", what);
+	    (em->src &&
+	     (em->gone_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0))
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "cannot set up %s",
+			       what);
 	/* not for "/": it has no limit (ms.limited is false) */
 	if (em->pol.high > 0 && em->ucg.hier->version == MP_CG_V1 &&
 	    em->ms.limited)
 		register_thresholds(em);
-	em->high_bytes = em->pol.high > 0 ?
-			 (uint64_t)(em->pol.high * (double)em->ms.limit) :
-			 (uint64_t)(em->pol.target * (double)em->ms.limit);
+	em->high_bytes =
+		em->pol.high > 0 ?
+			(uint64_t)(em->pol.high * (double)em->ms.limit) :
+			(uint64_t)(em->pol.target * (double)em->ms.limit);
 	if (watch(em, em->stop_efd, W_STOP) ||
 	    (em->pipe_r >= 0 && watch(em, em->pipe_r, W_PIPE)) ||
 	    (em->src && watch(em, mp_source_fd(em->src), W_SOURCE)) ||
@@ -460,7 +467,8 @@ static int setup(struct mp_emulator *em, const char *what,
 		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_ctl");
 	e = mp_thread_start(&em->thr, thread_main, em);
 	if (e)
-		return mp_errf(err, MP_EXIT_FAILURE, e, "cannot start %s", what);
+		return mp_errf(err, MP_EXIT_FAILURE, e, "cannot start %s",
+			       what);
 	em->running = true;
 	return 0;
 }
@@ -501,7 +509,7 @@ int mp_emulator_gone_fd(const struct mp_emulator *em)
 const char *mp_emulator_gone(const struct mp_emulator *em)
 {
 	return __atomic_load_n(&em->gone, __ATOMIC_ACQUIRE) ? em->gone_msg :
-								NULL;
+							      NULL;
 }
 
 void mp_emulator_stats(const struct mp_emulator *em,

@@ -72,6 +72,7 @@
  * limit: rt_priority runs it SCHED_FIFO (mpctl stress uses 1), as the
  * kernel's shrinker runs in reclaim itself.
  */
+/* clang-format off */
 struct mp_emul_policy {
 	double target;		/* fraction of the limit to get back under;
 				 * default 0.85 */
@@ -86,15 +87,16 @@ struct mp_emul_policy {
 	int rt_priority;	/* >0: SCHED_FIFO priority of the emulator
 				 * thread (needs CAP_SYS_NICE); 0 default */
 };
+/* clang-format on */
 
 /* Defaults, for documentation and for callers that print the policy. */
-#define MP_EMUL_TARGET		0.85
-#define MP_EMUL_HIGH		0.90
-#define MP_EMUL_MIN_LOW		0.0
-#define MP_EMUL_MIN_MEDIUM	0.05
-#define MP_EMUL_MIN_CRITICAL	0.25
-#define MP_EMUL_INTERVAL_NS	100000000ULL
-#define MP_EMUL_LINGER_NS	1000000000ULL
+#define MP_EMUL_TARGET	     0.85
+#define MP_EMUL_HIGH	     0.90
+#define MP_EMUL_MIN_LOW	     0.0
+#define MP_EMUL_MIN_MEDIUM   0.05
+#define MP_EMUL_MIN_CRITICAL 0.25
+#define MP_EMUL_INTERVAL_NS  100000000ULL
+#define MP_EMUL_LINGER_NS    1000000000ULL
 
 /* Fill the zero fields of p with the defaults above. */
 void mp_emul_policy_defaults(struct mp_emul_policy *p);
@@ -112,20 +114,21 @@ uint64_t mp_emul_high_mark(const struct mp_emul_policy *p, uint64_t limit);
  * it runs (mp_shrinker_stats()).
  */
 struct mp_shrinker_stats {
-	uint64_t events[MP_LEVEL_NR];	/* pressure events by level */
-	uint64_t thresholds;	/* usage threshold events */
-	uint64_t samples;	/* periodic samples while above target */
-	uint64_t requests;	/* eventfd writes (requests made) */
+	uint64_t events[MP_LEVEL_NR]; /* pressure events by level */
+	uint64_t thresholds;	      /* usage threshold events */
+	uint64_t samples;	      /* periodic samples while above target */
+	uint64_t requests;	      /* eventfd writes (requests made) */
 	uint64_t chunks_requested;
-	uint64_t counter;	/* reclaimable chunks it believes exist */
-	uint64_t added;		/* sum of +N received */
-	uint64_t removed;	/* sum of -N received */
-	uint64_t usage_bytes;	/* last usage read */
-	uint64_t limit_bytes;	/* limit it works against */
+	uint64_t counter;     /* reclaimable chunks it believes exist */
+	uint64_t added;	      /* sum of +N received */
+	uint64_t removed;     /* sum of -N received */
+	uint64_t usage_bytes; /* last usage read */
+	uint64_t limit_bytes; /* limit it works against */
 };
 
 struct mp_emulator;
 
+/* clang-format off */
 struct mp_emulator_cfg {
 	struct mp_emul_policy policy;	/* as mp_emulator_policy() left it */
 	const struct mp_cgroup *ucg;	/* where usage and limit are read */
@@ -140,6 +143,7 @@ struct mp_emulator_cfg {
 	struct mp_source *src;
 	int pipe_r;
 };
+/* clang-format on */
 
 /*
  * Fill the defaults of a policy and check it: 0, or -1 with 64 (a target

@@ -15,15 +15,15 @@
 enum {
 	MP_EXIT_OK = 0,
 	MP_EXIT_FAILURE = 1,
-	MP_EXIT_USAGE = 64,		/* EX_USAGE, argp's default */
-	MP_EXIT_DATAERR = 65,		/* EX_DATAERR: nothing to compare */
-	MP_EXIT_UNAVAILABLE = 69,	/* EX_UNAVAILABLE: interface absent */
-	MP_EXIT_NOPERM = 77,		/* EX_NOPERM */
+	MP_EXIT_USAGE = 64,	  /* EX_USAGE, argp's default */
+	MP_EXIT_DATAERR = 65,	  /* EX_DATAERR: nothing to compare */
+	MP_EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: interface absent */
+	MP_EXIT_NOPERM = 77,	  /* EX_NOPERM */
 };
 
 struct mp_err {
-	int status;		/* one of MP_EXIT_* */
-	int errnum;		/* errno, 0 if none */
+	int status; /* one of MP_EXIT_* */
+	int errnum; /* errno, 0 if none */
 	char msg[512];
 };
 

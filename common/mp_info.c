@@ -26,7 +26,7 @@ static const char *const role_names[MP_ROLE_NR] = {
 static json_t *backend_or_null(enum mp_backend b)
 {
 	return b == MP_BACKEND_AUTO ? json_null() :
-	       json_string(mp_backend_name(b));
+				      json_string(mp_backend_name(b));
 }
 
 /* a cgroup file the commands write: whether this caller may */
@@ -53,11 +53,12 @@ static json_t *hierarchies(const struct mp_target *t)
 		if (!sys->have[r])
 			continue;
 		h = json_pack("{s:s, s:i, s:o}", "role", role_names[r],
-			      "version", (int)sys->hier[r].version,
-			      "mount", mp_json_str(sys->hier[r].mnt));
-		mp_json_set(h, "cgroup", tc->ok ? mp_json_str(tc->cg.path) :
-			    NULL);
-		mp_json_set(h, "error", tc->ok ? NULL : json_string(tc->err.msg));
+			      "version", (int)sys->hier[r].version, "mount",
+			      mp_json_str(sys->hier[r].mnt));
+		mp_json_set(h, "cgroup",
+			    tc->ok ? mp_json_str(tc->cg.path) : NULL);
+		mp_json_set(h, "error",
+			    tc->ok ? NULL : json_string(tc->err.msg));
 		json_array_append_new(a, h);
 	}
 	return a;
@@ -95,8 +96,8 @@ static json_t *memory(const struct mp_target *t)
 	mp_memstat_usage(&ms, &usage);
 	m = json_pack("{s:b, s:I}", "limited", ms.limited, "usage_bytes",
 		      (json_int_t)usage);
-	mp_json_set(m, "limit_bytes", ms.limited ?
-		    json_integer((json_int_t)ms.limit) : NULL);
+	mp_json_set(m, "limit_bytes",
+		    ms.limited ? json_integer((json_int_t)ms.limit) : NULL);
 	mp_memstat_close(&ms);
 	return m;
 }
@@ -110,22 +111,24 @@ static json_t *permissions(const struct mp_target *t)
 	json_t *p = json_object();
 
 	/* PSI triggers with windows under 2 s, rt priorities */
-	json_object_set_new(p, "cap_sys_resource", json_boolean(mp_privileged()));
+	json_object_set_new(p, "cap_sys_resource",
+			    json_boolean(mp_privileged()));
 	/* memcg v1 events, and a kernel shrinker's registration */
 	json_object_set_new(p, "memcg_event_control",
 			    mem && mem->hier->version == MP_CG_V1 ?
-			    writable(mem, "cgroup.event_control") : json_null());
+				    writable(mem, "cgroup.event_control") :
+				    json_null());
 	json_object_set_new(p, "mempressure_shrinker",
 			    writable(mp, "mempressure.shrinker"));
 	/* a PSI trigger on the cgroup (else system-wide PSI) */
-	json_object_set_new(p, "memory_pressure", writable(v2,
-							   "memory.pressure"));
+	json_object_set_new(p, "memory_pressure",
+			    writable(v2, "memory.pressure"));
 	/* stress --cgroup and register --join move processes there */
 	json_object_set_new(p, "cgroup_procs", writable(home, "cgroup.procs"));
 	/* a transient cgroup below it (stress, report) */
-	json_object_set_new(p, "create_child", home ?
-			    json_boolean(!access(home->dir, W_OK)) :
-			    json_null());
+	json_object_set_new(p, "create_child",
+			    home ? json_boolean(!access(home->dir, W_OK)) :
+				   json_null());
 	return p;
 }
 
@@ -134,8 +137,7 @@ static json_t *sys_line(const char *abs)
 {
 	char path[PATH_MAX], buf[128];
 
-	if (mp_read_file(mp_syspath(path, sizeof(path), abs), buf,
-			 sizeof(buf)))
+	if (mp_read_file(mp_syspath(path, sizeof(path), abs), buf, sizeof(buf)))
 		return json_null();
 	buf[strcspn(buf, "\n")] = '\0';
 	return json_string(buf);
@@ -153,13 +155,17 @@ static json_t *interfaces(const struct mp_target *t)
 			    json_boolean(sys->pressure_level));
 	json_object_set_new(k, "kernel_mempressure",
 			    json_boolean(sys->kernel_mempressure));
-	json_object_set_new(k, "memory_reclaim", v2 && sys->v2_memory ?
-			    json_boolean(mp_cg_has_file(v2, "memory.reclaim")) :
-			    json_null());
+	json_object_set_new(k, "memory_reclaim",
+			    v2 && sys->v2_memory ?
+				    json_boolean(
+					    mp_cg_has_file(v2,
+							   "memory.reclaim")) :
+				    json_null());
 	json_object_set_new(k, "lru_gen",
 			    sys_line("/sys/kernel/mm/lru_gen/enabled"));
-	json_object_set_new(k, "thp",
-			    sys_line("/sys/kernel/mm/transparent_hugepage/enabled"));
+	json_object_set_new(
+		k, "thp",
+		sys_line("/sys/kernel/mm/transparent_hugepage/enabled"));
 	if (!mp_meminfo_read(&mi) && (mi.have & MP_MI_SWAP_TOTAL))
 		json_object_set_new(k, "swap_total_bytes",
 				    json_integer((json_int_t)mi.swap_total));
@@ -192,7 +198,8 @@ json_t *mp_info(const char *cgroup, struct mp_err *err)
 	json_object_set_new(doc, "backends", backends());
 	/* what each command picks with --backend auto */
 	shr = !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL) ?
-	      MP_BACKEND_MEMPRESSURE : mp_backend_pick(MP_USE_EMULATION);
+		      MP_BACKEND_MEMPRESSURE :
+		      mp_backend_pick(MP_USE_EMULATION);
 	cmds = json_object();
 	json_object_set_new(cmds, "listen",
 			    backend_or_null(mp_backend_pick(MP_USE_EVENTS)));
@@ -200,8 +207,9 @@ json_t *mp_info(const char *cgroup, struct mp_err *err)
 	json_object_set_new(cmds, "stress", backend_or_null(shr));
 	json_object_set_new(cmds, "shrinker",
 			    json_string(shr == MP_BACKEND_MEMPRESSURE ?
-					"kernel" : shr == MP_BACKEND_AUTO ?
-					"none" : "emulated"));
+						"kernel" :
+					shr == MP_BACKEND_AUTO ? "none" :
+								 "emulated"));
 	json_object_set_new(doc, "commands", cmds);
 	json_object_set_new(doc, "memory", memory(t));
 	json_object_set_new(doc, "permissions", permissions(t));

@@ -13,8 +13,8 @@
 
 #include "mp_err.h"
 
-#define MP_INFO_SCHEMA		"mpctl-info"
-#define MP_INFO_SCHEMA_VERSION	1
+#define MP_INFO_SCHEMA	       "mpctl-info"
+#define MP_INFO_SCHEMA_VERSION 1
 
 /* cgroup NULL: the caller's own. NULL with err on failure. */
 json_t *mp_info(const char *cgroup, struct mp_err *err);

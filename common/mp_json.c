@@ -12,8 +12,8 @@ json_t *mp_json_doc(const char *schema, int version)
 	if (!doc)
 		return NULL;
 	json_object_set_new(doc, "schema",
-			    json_pack("{s:s, s:i}", "name", schema,
-				      "version", version));
+			    json_pack("{s:s, s:i}", "name", schema, "version",
+				      version));
 	return doc;
 }
 
@@ -96,7 +96,7 @@ json_t *mp_json_str(const char *s)
 	buf = malloc(n * 4 + 1);
 	if (!buf)
 		return NULL;
-	for (i = k = 0; i < n; ) {
+	for (i = k = 0; i < n;) {
 		len = utf8_len(p + i, n - i);
 		if (!len) {
 			k += sprintf(buf + k, "\\x%02x", p[i++]);

@@ -11,7 +11,7 @@
 #include "mp_memstat.h"
 
 /* the v1 "no limit" value is PAGE_COUNTER_MAX pages: anything this big */
-#define NO_LIMIT	(1ULL << 60)
+#define NO_LIMIT (1ULL << 60)
 
 int mp_meminfo_read(struct mp_meminfo *mi)
 {
@@ -20,7 +20,8 @@ int mp_meminfo_read(struct mp_meminfo *mi)
 		size_t off;
 		unsigned int bit;
 	} keys[] = {
-		{ "MemTotal:", offsetof(struct mp_meminfo, total), MP_MI_TOTAL },
+		{ "MemTotal:", offsetof(struct mp_meminfo, total),
+		  MP_MI_TOTAL },
 		{ "MemAvailable:", offsetof(struct mp_meminfo, avail),
 		  MP_MI_AVAIL },
 		{ "SwapTotal:", offsetof(struct mp_meminfo, swap_total),
@@ -39,10 +40,10 @@ int mp_meminfo_read(struct mp_meminfo *mi)
 	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
 		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 			if (!strncmp(p, keys[i].key, strlen(keys[i].key)) &&
-			    sscanf(p + strlen(keys[i].key), "%" SCNu64,
-				   &kb) == 1) {
-				*(uint64_t *)((char *)mi + keys[i].off) =
-					kb * 1024;
+			    sscanf(p + strlen(keys[i].key), "%" SCNu64, &kb) ==
+				    1) {
+				*(uint64_t *)((char *)mi + keys[i].off) = kb *
+									  1024;
 				mi->have |= keys[i].bit;
 			}
 	if (!(mi->have & MP_MI_TOTAL) || !mi->total) {
@@ -118,9 +119,8 @@ static uint64_t v2_limit(const struct mp_cgroup *cg)
  */
 static bool has_usage(const struct mp_cgroup *cg)
 {
-	return strcmp(cg->path, "/") ||
-	       (cg->hier->version == MP_CG_V2 &&
-		mp_cg_has_file(cg, "memory.current"));
+	return strcmp(cg->path, "/") || (cg->hier->version == MP_CG_V2 &&
+					 mp_cg_has_file(cg, "memory.current"));
 }
 
 int mp_memstat_open(struct mp_memstat *ms, const struct mp_cgroup *cg)

@@ -18,10 +18,10 @@
 #include "mp_cgroup.h"
 
 struct mp_memstat {
-	int usage_fd;		/* kept open, read with pread */
-	bool host;		/* /proc/meminfo */
-	uint64_t limit;		/* bytes, read at open */
-	bool limited;		/* the cgroup (or an ancestor) has a limit */
+	int usage_fd;	/* kept open, read with pread */
+	bool host;	/* /proc/meminfo */
+	uint64_t limit; /* bytes, read at open */
+	bool limited;	/* the cgroup (or an ancestor) has a limit */
 };
 
 /* cg NULL or "/": the host. 0 or -1 with errno. */
@@ -42,11 +42,11 @@ enum {
 };
 
 struct mp_meminfo {
-	uint64_t total;		/* MemTotal, bytes */
-	uint64_t avail;		/* MemAvailable */
-	uint64_t swap_total;	/* SwapTotal */
-	uint64_t swap_free;	/* SwapFree */
-	unsigned int have;	/* MP_MI_* */
+	uint64_t total;	     /* MemTotal, bytes */
+	uint64_t avail;	     /* MemAvailable */
+	uint64_t swap_total; /* SwapTotal */
+	uint64_t swap_free;  /* SwapFree */
+	unsigned int have;   /* MP_MI_* */
 };
 
 int mp_meminfo_read(struct mp_meminfo *mi);

@@ -31,8 +31,8 @@ static void family(FILE *f, const char *name, const char *type,
 }
 
 /* name{backend="..",cgroup=".."[,KEY="VAL"]} */
-static void series(FILE *f, const struct mp_listen_metrics *m,
-		   const char *name, const char *key, const char *val)
+static void series(FILE *f, const struct mp_listen_metrics *m, const char *name,
+		   const char *key, const char *val)
 {
 	fprintf(f, "%s{backend=\"", name);
 	label(f, m->backend);
@@ -53,8 +53,8 @@ static void counters(FILE *f, const struct mp_listen_metrics *m,
 	char name[64];
 	uint64_t v;
 
-	if (!m->cg || !m->cg->dir[0] || mp_cg_read(m->cg, file, buf,
-						     sizeof(buf)))
+	if (!m->cg || !m->cg->dir[0] ||
+	    mp_cg_read(m->cg, file, buf, sizeof(buf)))
 		return;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {

@@ -18,10 +18,10 @@
 
 struct mp_listen_metrics {
 	const char *backend;
-	const struct mp_cgroup *cg;	/* NULL or dir "": system-wide */
-	uint64_t events[MP_LEVEL_NR];	/* lines printed, by level */
+	const struct mp_cgroup *cg;	     /* NULL or dir "": system-wide */
+	uint64_t events[MP_LEVEL_NR];	     /* lines printed, by level */
 	uint64_t notifications[MP_LEVEL_NR]; /* kernel notifications */
-	uint64_t last_event_ns;		/* CLOCK_REALTIME, 0: none yet */
+	uint64_t last_event_ns;		     /* CLOCK_REALTIME, 0: none yet */
 };
 
 /* Write the exposition; 0, or -1 with errno (a write error). */

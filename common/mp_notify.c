@@ -27,14 +27,15 @@ int mp_notify(const char *state, struct mp_err *err)
 		return 0;
 	len = strlen(path);
 	if ((path[0] != '/' && path[0] != '@') || len >= sizeof(sa.sun_path))
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "unsupported NOTIFY_SOCKET '%s': expected an absolute path or '@name'",
-			       path);
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"unsupported NOTIFY_SOCKET '%s': expected an absolute path or '@name'",
+			path);
 	memcpy(sa.sun_path, path, len);
 	if (path[0] == '@')
 		sa.sun_path[0] = '\0';
 	else
-		len++;		/* a path's terminating NUL */
+		len++; /* a path's terminating NUL */
 	salen = offsetof(struct sockaddr_un, sun_path) + len;
 
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -42,8 +43,8 @@ int mp_notify(const char *state, struct mp_err *err)
 		return mp_errf(err, MP_EXIT_FAILURE, errno, "socket");
 	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL,
 		   (struct sockaddr *)&sa, salen) < 0) {
-		mp_errf(err, MP_EXIT_FAILURE, errno,
-			"cannot notify '%s' of %s", path, state);
+		mp_errf(err, MP_EXIT_FAILURE, errno, "cannot notify '%s' of %s",
+			path, state);
 		goto out;
 	}
 	ret = 0;

@@ -34,23 +34,21 @@ static int make_tmp(struct mp_output *out, const struct stat *old,
 
 	snprintf(dir, sizeof(dir), "%s", out->target);
 	snprintf(base, sizeof(base), "%s", out->target);
-	d = dirname(dir);	/* may be a constant "." */
-	if ((size_t)snprintf(out->tmpl, sizeof(out->tmpl), "%s/.%s.XXXXXX",
-			     d, basename(base)) >= sizeof(out->tmpl))
+	d = dirname(dir); /* may be a constant "." */
+	if ((size_t)snprintf(out->tmpl, sizeof(out->tmpl), "%s/.%s.XXXXXX", d,
+			     basename(base)) >= sizeof(out->tmpl))
 		return mp_errf(err, MP_EXIT_FAILURE, ENAMETOOLONG,
 			       "cannot create '%s'", out->path);
 	fd = open(d, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
 	if (fd >= 0) {
 		out->anon = true;
-	} else if (errno == EOPNOTSUPP || errno == EISDIR ||
-		   errno == EINVAL) {
+	} else if (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL) {
 		strcpy(out->tmp, out->tmpl);
 		fd = mkostemp(out->tmp, O_CLOEXEC);
 	}
 	if (fd < 0) {
 		out->tmp[0] = '\0';
-		return mp_errf(err, -1, errno, "cannot create '%s'",
-			       out->path);
+		return mp_errf(err, -1, errno, "cannot create '%s'", out->path);
 	}
 	/* the mode of the file replaced, or what open(2) would give */
 	if (old) {
@@ -114,8 +112,7 @@ static int dangling_dir_ok(const char *path)
 	return ret;
 }
 
-int mp_output_open(struct mp_output *out, const char *path,
-		   struct mp_err *err)
+int mp_output_open(struct mp_output *out, const char *path, struct mp_err *err)
 {
 	struct stat st;
 	char *real;
@@ -130,9 +127,10 @@ int mp_output_open(struct mp_output *out, const char *path,
 	strcpy(out->target, path);
 	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
 		if (!link_trusted(path, &st))
-			return mp_errf(err, MP_EXIT_NOPERM, 0,
-				       "refusing to follow '%s': a symlink of another user in a sticky or world-writable directory",
-				       path);
+			return mp_errf(
+				err, MP_EXIT_NOPERM, 0,
+				"refusing to follow '%s': a symlink of another user in a sticky or world-writable directory",
+				path);
 		/* replace what the link points at, keep the link */
 		real = realpath(path, NULL);
 		if (!real) {
@@ -214,8 +212,10 @@ FILE *mp_output_stream(struct mp_output *out, struct mp_err *err)
 	if (!out->create && !stat(out->target, &st) && S_ISFIFO(st.st_mode))
 		fd = open_fifo(out->target);
 	else
-		fd = open(out->target, O_WRONLY | O_CLOEXEC | O_NOCTTY |
-			  (out->create ? O_CREAT | O_TRUNC : 0), 0666);
+		fd = open(out->target,
+			  O_WRONLY | O_CLOEXEC | O_NOCTTY |
+				  (out->create ? O_CREAT | O_TRUNC : 0),
+			  0666);
 	if (fd < 0) {
 		if (errno == EINTR)
 			mp_errf(err, MP_EXIT_FAILURE, 0,
@@ -250,8 +250,9 @@ static int link_anon(struct mp_output *out, int fd)
 		x = out->tmp + strlen(out->tmp) - 6;
 		for (j = 0; j < 6; j++) {
 			seed = seed * 1103515245 + 12345;
-			x[j] = "abcdefghijklmnopqrstuvwxyz0123456789"
-				[(seed >> 16) % 36];
+			x[j] = "abcdefghijklmnopqrstuvwxyz0123456789"[(seed >>
+								       16) %
+								      36];
 		}
 		if (!linkat(AT_FDCWD, proc, AT_FDCWD, out->tmp,
 			    AT_SYMLINK_FOLLOW))
@@ -275,8 +276,8 @@ int mp_output_commit(struct mp_output *out, struct mp_err *err)
 	out->f = NULL;
 	if (!f) {
 		mp_output_abort(out);
-		return mp_errf(err, MP_EXIT_FAILURE, EBADF,
-			       "cannot write '%s'", out->path);
+		return mp_errf(err, MP_EXIT_FAILURE, EBADF, "cannot write '%s'",
+			       out->path);
 	}
 	errno = 0;
 	if (fflush(f) || ferror(f)) {
@@ -284,20 +285,18 @@ int mp_output_commit(struct mp_output *out, struct mp_err *err)
 			      "cannot write '%s'", out->path);
 		fclose(f);
 	} else if (out->anon && link_anon(out, fileno(f))) {
-		ret = mp_errf(err, -1, errno, "cannot create '%s'",
-			      out->path);
+		ret = mp_errf(err, -1, errno, "cannot create '%s'", out->path);
 		fclose(f);
 	} else if (fclose(f)) {
-		ret = mp_errf(err, MP_EXIT_FAILURE, errno,
-			      "cannot write '%s'", out->path);
+		ret = mp_errf(err, MP_EXIT_FAILURE, errno, "cannot write '%s'",
+			      out->path);
 	}
 	if (ret || out->direct) {
 		mp_output_abort(out);
 		return ret;
 	}
 	if (rename(out->tmp, out->target)) {
-		ret = mp_errf(err, -1, errno, "cannot replace '%s'",
-			      out->path);
+		ret = mp_errf(err, -1, errno, "cannot replace '%s'", out->path);
 		mp_output_abort(out);
 		return ret;
 	}

@@ -21,13 +21,13 @@
 #include "mp_err.h"
 
 struct mp_output {
-	const char *path;	/* as the user gave it */
-	char target[4096];	/* the file renamed over or written into */
-	char tmp[4096];		/* the temporary file's name, "" if none */
-	char tmpl[4096];	/* ".NAME.XXXXXX" beside the target */
-	bool anon;		/* O_TMPFILE: no name until the commit */
-	bool direct;		/* not a regular file: write into it */
-	bool create;		/* direct, a dangling symlink: may create */
+	const char *path;  /* as the user gave it */
+	char target[4096]; /* the file renamed over or written into */
+	char tmp[4096];	   /* the temporary file's name, "" if none */
+	char tmpl[4096];   /* ".NAME.XXXXXX" beside the target */
+	bool anon;	   /* O_TMPFILE: no name until the commit */
+	bool direct;	   /* not a regular file: write into it */
+	bool create;	   /* direct, a dangling symlink: may create */
 	FILE *f;
 };
 
@@ -35,8 +35,7 @@ struct mp_output {
  * Check that path can be written and, for a regular file or a missing
  * path, create the temporary file. Nothing is written to path yet.
  */
-int mp_output_open(struct mp_output *out, const char *path,
-		   struct mp_err *err);
+int mp_output_open(struct mp_output *out, const char *path, struct mp_err *err);
 /* The stream to write the document into (opens a direct target now). */
 FILE *mp_output_stream(struct mp_output *out, struct mp_err *err);
 /* Flush, close and rename the temporary file over the target. */

@@ -34,7 +34,7 @@ static int scan_decimal(const char *s, double *v, const char **end)
 	}
 	if (!digits || dots > 1)
 		return -1;
-	*v = strtod(s, NULL);	/* C locale: '.' is the decimal point */
+	*v = strtod(s, NULL); /* C locale: '.' is the decimal point */
 	*end = p;
 	return isfinite(*v) ? 0 : -1;
 }
@@ -59,14 +59,13 @@ int mp_parse_size_of(const char *s, uint64_t whole, uint64_t *bytes)
 {
 	/* binary multiples, as stress-ng and systemd's size parser take them */
 	static const struct unit units[] = {
-		{ "", 1 }, { "b", 1 },
-		{ "k", 0x1p10 }, { "kb", 0x1p10 }, { "kib", 0x1p10 },
-		{ "m", 0x1p20 }, { "mb", 0x1p20 }, { "mib", 0x1p20 },
-		{ "g", 0x1p30 }, { "gb", 0x1p30 }, { "gib", 0x1p30 },
-		{ "t", 0x1p40 }, { "tb", 0x1p40 }, { "tib", 0x1p40 },
-		{ "p", 0x1p50 }, { "pb", 0x1p50 }, { "pib", 0x1p50 },
-		{ "e", 0x1p60 }, { "eb", 0x1p60 }, { "eib", 0x1p60 },
-		{ NULL, 0 },
+		{ "", 1 },	  { "b", 1 },	     { "k", 0x1p10 },
+		{ "kb", 0x1p10 }, { "kib", 0x1p10 }, { "m", 0x1p20 },
+		{ "mb", 0x1p20 }, { "mib", 0x1p20 }, { "g", 0x1p30 },
+		{ "gb", 0x1p30 }, { "gib", 0x1p30 }, { "t", 0x1p40 },
+		{ "tb", 0x1p40 }, { "tib", 0x1p40 }, { "p", 0x1p50 },
+		{ "pb", 0x1p50 }, { "pib", 0x1p50 }, { "e", 0x1p60 },
+		{ "eb", 0x1p60 }, { "eib", 0x1p60 }, { NULL, 0 },
 	};
 	const struct unit *u;
 	const char *end;
@@ -117,20 +116,36 @@ int mp_parse_chunk(const char *s, uint64_t *bytes)
 int mp_parse_duration(const char *s, uint64_t *ns)
 {
 	static const struct unit units[] = {
-		{ "ns", 1 }, { "nsec", 1 },
-		{ "us", 1e3 }, { "usec", 1e3 }, { "\xc2\xb5s", 1e3 },
-		{ "ms", 1e6 }, { "msec", 1e6 },
-		{ "s", 1e9 }, { "sec", 1e9 }, { "second", 1e9 },
+		{ "ns", 1 },
+		{ "nsec", 1 },
+		{ "us", 1e3 },
+		{ "usec", 1e3 },
+		{ "\xc2\xb5s", 1e3 },
+		{ "ms", 1e6 },
+		{ "msec", 1e6 },
+		{ "s", 1e9 },
+		{ "sec", 1e9 },
+		{ "second", 1e9 },
 		{ "seconds", 1e9 },
-		{ "m", 60e9 }, { "min", 60e9 }, { "minute", 60e9 },
+		{ "m", 60e9 },
+		{ "min", 60e9 },
+		{ "minute", 60e9 },
 		{ "minutes", 60e9 },
-		{ "h", 3600e9 }, { "hr", 3600e9 }, { "hour", 3600e9 },
+		{ "h", 3600e9 },
+		{ "hr", 3600e9 },
+		{ "hour", 3600e9 },
 		{ "hours", 3600e9 },
-		{ "d", 86400e9 }, { "day", 86400e9 }, { "days", 86400e9 },
-		{ "w", 604800e9 }, { "week", 604800e9 }, { "weeks", 604800e9 },
-		{ "M", 2629800e9 }, { "month", 2629800e9 },
+		{ "d", 86400e9 },
+		{ "day", 86400e9 },
+		{ "days", 86400e9 },
+		{ "w", 604800e9 },
+		{ "week", 604800e9 },
+		{ "weeks", 604800e9 },
+		{ "M", 2629800e9 },
+		{ "month", 2629800e9 },
 		{ "months", 2629800e9 },
-		{ "y", 31557600e9 }, { "year", 31557600e9 },
+		{ "y", 31557600e9 },
+		{ "year", 31557600e9 },
 		{ "years", 31557600e9 },
 		{ NULL, 0 },
 	};
@@ -156,7 +171,8 @@ int mp_parse_duration(const char *s, uint64_t *ns)
 		for (p = end; *p == ' '; p++)
 			;
 		for (len = 0; p[len] && !isdigit((unsigned char)p[len]) &&
-		     p[len] != ' ' && p[len] != '.'; len++)
+			      p[len] != ' ' && p[len] != '.';
+		     len++)
 			;
 		u = find_unit(units, p, len, false);
 		if (!u)

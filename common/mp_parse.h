@@ -51,8 +51,7 @@ int mp_parse_frac(const char *s, double *v);
 int mp_base64_decode(const char *s, char *out, size_t size, size_t *len);
 
 /* A decimal integer in [min, max] (ERANGE outside); no '+', no blanks. */
-int mp_parse_long(const char *s, long long min, long long max,
-		  long long *val);
+int mp_parse_long(const char *s, long long min, long long max, long long *val);
 
 /*
  * Words as a shell splits them, with nothing expanded or run: blanks

@@ -21,32 +21,32 @@
 #include "mp_target.h"
 #include "mp_thread.h"
 
-#define PSI_WINDOW_MIN_US	500000ULL
-#define PSI_WINDOW_MAX_US	10000000ULL
-#define PSI_UNPRIV_WINDOW_US	2000000ULL
+#define PSI_WINDOW_MIN_US    500000ULL
+#define PSI_WINDOW_MAX_US    10000000ULL
+#define PSI_UNPRIV_WINDOW_US 2000000ULL
 
 struct mp_watch {
-	int fd;			/* eventfd: the kernel's (v1) or the relay's */
+	int fd; /* eventfd: the kernel's (v1) or the relay's */
 	enum mp_level level;
 };
 
 /* A trigger file (PSI, cgroup2 mempressure.level) the relay thread polls. */
 struct mp_trigger {
 	int fd;
-	int watch;		/* index of the watch it feeds */
-	bool events;		/* cgroup2 memory.events: counters, no trigger */
-	uint64_t high, max;	/* events: the counts last read */
+	int watch;	    /* index of the watch it feeds */
+	bool events;	    /* cgroup2 memory.events: counters, no trigger */
+	uint64_t high, max; /* events: the counts last read */
 };
 
 /* the PSI triggers of each level, and memory.events */
-#define MP_TRIG_NR	(MP_LEVEL_NR + 1)
+#define MP_TRIG_NR (MP_LEVEL_NR + 1)
 
 struct mp_source {
 	enum mp_backend backend;
 	enum mp_cg_version cgver;
 	struct mp_cgroup cg;
-	bool system;		/* psi on /proc/pressure/memory */
-	char note[PATH_MAX + 64];	/* why it is not what was asked */
+	bool system;		  /* psi on /proc/pressure/memory */
+	char note[PATH_MAX + 64]; /* why it is not what was asked */
 	char file[PATH_MAX + 32];
 	int epfd;
 	/*
@@ -57,10 +57,10 @@ struct mp_source {
 	struct mp_watch watch[MP_LEVEL_NR];
 	int ntrig;
 	struct mp_trigger trig[MP_TRIG_NR];
-	int stop_fd;		/* eventfd that ends the relay thread */
+	int stop_fd; /* eventfd that ends the relay thread */
 	pthread_t relay;
 	bool relay_started;
-	atomic_bool trig_lost;	/* a trigger file reported POLLERR */
+	atomic_bool trig_lost; /* a trigger file reported POLLERR */
 };
 
 static const char *const backend_names[MP_BACKEND_NR] = {
@@ -131,7 +131,7 @@ int mp_level_parse(const char *s, enum mp_level *l)
 {
 	/* "oom" is the mempressure ABI's name of critical */
 	int i = strcmp(s, "oom") ? name_index(level_names, MP_LEVEL_NR, s) :
-				  MP_LEVEL_CRITICAL;
+				   MP_LEVEL_CRITICAL;
 
 	if (i < 0)
 		return -1;
@@ -146,8 +146,8 @@ const char *mp_mode_name(enum mp_mode m)
 
 int mp_mode_parse(const char *s, enum mp_mode *m)
 {
-	int i = name_index(mode_names, sizeof(mode_names) /
-			   sizeof(mode_names[0]), s);
+	int i = name_index(mode_names,
+			   sizeof(mode_names) / sizeof(mode_names[0]), s);
 
 	if (i < 0)
 		return -1;
@@ -205,31 +205,32 @@ static int psi_time(const char *s, uint64_t *us)
 	return 0;
 }
 
-int mp_psi_parse(const char *spec, struct mp_psi_trigger *t,
-		 struct mp_err *err)
+int mp_psi_parse(const char *spec, struct mp_psi_trigger *t, struct mp_err *err)
 {
 	char kind[16], stall[32], window[32], extra[2];
 	int n;
 
 	n = sscanf(spec, "%15s %31s %31s %1s", kind, stall, window, extra);
 	if (n != 3)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid psi trigger '%s': expected 'some|full <stall> <window>'",
-			       spec);
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"invalid psi trigger '%s': expected 'some|full <stall> <window>'",
+			spec);
 	if (!strcmp(kind, "some"))
 		t->full = false;
 	else if (!strcmp(kind, "full"))
 		t->full = true;
 	else
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid psi trigger '%s': '%s' is neither 'some' nor 'full'",
-			       spec, kind);
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"invalid psi trigger '%s': '%s' is neither 'some' nor 'full'",
+			spec, kind);
 	if (psi_time(stall, &t->stall_us))
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "invalid psi stall time '%s'", stall);
 	if (psi_time(window, &t->window_us))
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid psi window '%s'", window);
+		return mp_errf(err, MP_EXIT_USAGE, 0, "invalid psi window '%s'",
+			       window);
 	return 0;
 }
 
@@ -239,16 +240,21 @@ int mp_psi_check(const struct mp_psi_trigger *t, bool privileged,
 	if (t->window_us < PSI_WINDOW_MIN_US ||
 	    t->window_us > PSI_WINDOW_MAX_US)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "psi window %" PRIu64 " us out of range: must be 500000 to 10000000 us",
+			       "psi window %" PRIu64
+			       " us out of range: must be 500000 to 10000000 us",
 			       t->window_us);
 	if (t->stall_us == 0 || t->stall_us > t->window_us)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "psi stall %" PRIu64 " us out of range: must be 1 to the window (%" PRIu64 " us)",
+			       "psi stall %" PRIu64
+			       " us out of range: must be 1 to the window (%" PRIu64
+			       " us)",
 			       t->stall_us, t->window_us);
 	if (!privileged && t->window_us % PSI_UNPRIV_WINDOW_US)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "psi window %" PRIu64 " us: without CAP_SYS_RESOURCE it must be a multiple of 2 s",
-			       t->window_us);
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"psi window %" PRIu64
+			" us: without CAP_SYS_RESOURCE it must be a multiple of 2 s",
+			t->window_us);
 	return 0;
 }
 
@@ -391,7 +397,8 @@ static void *relay_fn(void *arg)
 					continue;
 				relay_signal(src, t->watch, 1);
 				if (el > (int)src->watch[t->watch].level)
-					relay_signal(src, find_watch(src, el), 1);
+					relay_signal(src, find_watch(src, el),
+						     1);
 				continue;
 			}
 			if (rev & (POLLERR | POLLHUP | POLLNVAL)) {
@@ -569,7 +576,8 @@ static int events_register(struct mp_source *src, enum mp_level level,
 	t->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (t->fd < 0)
 		return errno == ENOENT ? 0 :
-		       mp_errf(err, -1, errno, "cannot open '%s'", path);
+					 mp_errf(err, -1, errno,
+						 "cannot open '%s'", path);
 	t->events = true;
 	/* the counts so far, and the kernel's notion of what we have seen */
 	events_level(t);
@@ -614,8 +622,9 @@ static int open_mempressure(struct mp_source *src,
 	int l;
 
 	if (cfg->mode_set)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "a propagation mode applies to the memcg backend only");
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"a propagation mode applies to the memcg backend only");
 	if (mp_backend_probe(MP_BACKEND_MEMPRESSURE, err) ||
 	    mp_target_get(t, MP_ROLE_MEMPRESSURE, &cg, err))
 		return -1;
@@ -625,7 +634,8 @@ static int open_mempressure(struct mp_source *src,
 		for (l = cfg->level; l < MP_LEVEL_NR; l++)
 			if (v1_register(src, "mempressure.level",
 					mp_level_native(MP_BACKEND_MEMPRESSURE,
-							l), l, err))
+							l),
+					l, err))
 				return -1;
 		return 0;
 	}
@@ -670,12 +680,14 @@ static int env_watch_get(const struct mp_source_cfg *cfg,
 	if (!path || !*path)
 		return 0;
 	if (!strcmp(path, "/dev/null"))
-		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "memory pressure watching is off (MEMORY_PRESSURE_WATCH=/dev/null)");
+		return mp_errf(
+			err, MP_EXIT_UNAVAILABLE, 0,
+			"memory pressure watching is off (MEMORY_PRESSURE_WATCH=/dev/null)");
 	if (path[0] != '/' || strlen(path) >= PATH_MAX)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid MEMORY_PRESSURE_WATCH '%s': not an absolute path",
-			       path);
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"invalid MEMORY_PRESSURE_WATCH '%s': not an absolute path",
+			path);
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "out of memory");
@@ -713,8 +725,8 @@ bad:
  */
 static int open_env_watch(struct mp_source *src,
 			  const struct mp_source_cfg *cfg,
-			  const struct mp_target *t,
-			  const struct env_watch *w, struct mp_err *err)
+			  const struct mp_target *t, const struct env_watch *w,
+			  struct mp_err *err)
 {
 	const struct mp_cgroup *cg;
 
@@ -742,8 +754,9 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 	int l;
 
 	if (cfg->mode_set)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "a propagation mode applies to the memcg backend only");
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"a propagation mode applies to the memcg backend only");
 	/* check every trigger before touching the kernel */
 	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
 		if (cfg->psi_set && l == (int)cfg->level)
@@ -766,9 +779,10 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 			if (err->errnum == ENOENT &&
 			    !mp_target_get(t, MP_ROLE_MEMORY, &v1, NULL) &&
 			    v1->hier->version == MP_CG_V1)
-				return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-					       "cgroup '%s' exists only in the cgroup v1 memory hierarchy, and PSI is per cgroup on cgroup2 only: use -b memcg, or -c / for system-wide PSI",
-					       t->user);
+				return mp_errf(
+					err, MP_EXIT_UNAVAILABLE, 0,
+					"cgroup '%s' exists only in the cgroup v1 memory hierarchy, and PSI is per cgroup on cgroup2 only: use -b memcg, or -c / for system-wide PSI",
+					t->user);
 			return -1;
 		}
 		src->cg = *cg;
@@ -776,9 +790,10 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 	}
 	if (!have_v2 || (access(path, F_OK) && !strcmp(src->cg.path, "/"))) {
 		if (!t->own && strcmp(t->user, "/"))
-			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-				       "no cgroup2 hierarchy for '%s': only system-wide PSI is present",
-				       t->user);
+			return mp_errf(
+				err, MP_EXIT_UNAVAILABLE, 0,
+				"no cgroup2 hierarchy for '%s': only system-wide PSI is present",
+				t->user);
 		mp_syspath(path, sizeof(path), "/proc/pressure/memory");
 		src->system = true;
 		snprintf(src->cg.path, sizeof(src->cg.path), "/");
@@ -809,8 +824,8 @@ static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
 
 static int source_open_one(const struct mp_source_cfg *cfg,
 			   const struct mp_target *t, enum mp_backend b,
-			   const struct env_watch *w,
-			   struct mp_source **out, struct mp_err *err)
+			   const struct env_watch *w, struct mp_source **out,
+			   struct mp_err *err)
 {
 	struct mp_source *src;
 	int ret;
@@ -868,11 +883,12 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 	if (b == MP_BACKEND_AUTO) {
 		/* --mode and --psi choose their backend */
 		b = cfg->mode_set ? MP_BACKEND_MEMCG :
-		    cfg->psi_set ? MP_BACKEND_PSI :
-		    mp_backend_pick(MP_USE_EVENTS);
+		    cfg->psi_set  ? MP_BACKEND_PSI :
+				    mp_backend_pick(MP_USE_EVENTS);
 		if (b == MP_BACKEND_AUTO)
-			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-				       "no memory pressure interface: no mempressure, memcg v1 or PSI");
+			return mp_errf(
+				err, MP_EXIT_UNAVAILABLE, 0,
+				"no memory pressure interface: no mempressure, memcg v1 or PSI");
 		picked = !cfg->mode_set && !cfg->psi_set;
 	}
 	if (!t) {
@@ -977,7 +993,8 @@ int mp_source_read(struct mp_source *src, struct mp_event *ev,
 	n = epoll_wait(src->epfd, evs, MP_LEVEL_NR, 0);
 	if (n < 0)
 		return errno == EINTR ? 0 :
-		       mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_wait");
+					mp_errf(err, MP_EXIT_FAILURE, errno,
+						"epoll_wait");
 	ev->time_ns = mp_now_ns(CLOCK_REALTIME);
 	ev->mono_ns = mp_now_ns(CLOCK_MONOTONIC);
 	ev->count = 0;
@@ -998,8 +1015,8 @@ int mp_source_read(struct mp_source *src, struct mp_event *ev,
 	/* memcg signals the eventfd once more when the cgroup goes away */
 	if ((got || atomic_load(&src->trig_lost)) && !src->system &&
 	    !mp_cg_exists(&src->cg))
-		return mp_errf(err, MP_EXIT_FAILURE, 0,
-			       "cgroup removed '%s'", src->cg.path);
+		return mp_errf(err, MP_EXIT_FAILURE, 0, "cgroup removed '%s'",
+			       src->cg.path);
 	if (atomic_load(&src->trig_lost))
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "lost the trigger on '%s'", src->file);

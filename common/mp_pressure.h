@@ -27,7 +27,7 @@
 enum mp_level {
 	MP_LEVEL_LOW = 0,
 	MP_LEVEL_MEDIUM,
-	MP_LEVEL_CRITICAL,	/* "oom" in the mempressure ABI */
+	MP_LEVEL_CRITICAL, /* "oom" in the mempressure ABI */
 	MP_LEVEL_NR,
 };
 
@@ -38,19 +38,19 @@ enum mp_mode {
 };
 
 struct mp_psi_trigger {
-	bool full;		/* "full" rather than "some" */
+	bool full; /* "full" rather than "some" */
 	uint64_t stall_us;
 	uint64_t window_us;
 };
 
 struct mp_source_cfg {
-	enum mp_backend backend;	/* MP_BACKEND_AUTO: best present */
-	enum mp_level level;		/* threshold */
-	enum mp_mode mode;		/* memcg only */
+	enum mp_backend backend; /* MP_BACKEND_AUTO: best present */
+	enum mp_level level;	 /* threshold */
+	enum mp_mode mode;	 /* memcg only */
 	bool mode_set;
 	/* NULL: the caller's own cgroup */
 	const struct mp_target *target;
-	bool psi_set;			/* psi: override the level's default */
+	bool psi_set; /* psi: override the level's default */
 	struct mp_psi_trigger psi;
 	/*
 	 * Honour systemd.exec(5)'s $MEMORY_PRESSURE_WATCH and
@@ -62,10 +62,10 @@ struct mp_source_cfg {
 };
 
 struct mp_event {
-	enum mp_level level;	/* highest level signalled */
-	uint64_t count;		/* notifications coalesced into this event */
-	uint64_t time_ns;	/* CLOCK_REALTIME at wake-up */
-	uint64_t mono_ns;	/* CLOCK_MONOTONIC at wake-up */
+	enum mp_level level; /* highest level signalled */
+	uint64_t count;	     /* notifications coalesced into this event */
+	uint64_t time_ns;    /* CLOCK_REALTIME at wake-up */
+	uint64_t mono_ns;    /* CLOCK_MONOTONIC at wake-up */
 };
 
 struct mp_source;

@@ -61,7 +61,7 @@ static long rank2(struct tagged *t, size_t n, long *r2, double *ties)
  */
 static double exact_p(const long *r2, size_t n, size_t ny, long obs)
 {
-	long smax = (long)(n * (n + 1));	/* all doubled ranks */
+	long smax = (long)(n * (n + 1)); /* all doubled ranks */
 	size_t i, j;
 	double *cnt, total = 0, hit = 0;
 	long s;
@@ -92,8 +92,7 @@ static double exact_p(const long *r2, size_t n, size_t ny, long obs)
 	return total > 0 ? hit / total : NAN;
 }
 
-double mp_rank_p_greater(const double *x, size_t nx, const double *y,
-			 size_t ny)
+double mp_rank_p_greater(const double *x, size_t nx, const double *y, size_t ny)
 {
 	size_t n = nx + ny, i;
 	struct tagged *t;
@@ -144,8 +143,7 @@ double mp_rank_p_min(size_t nx, size_t ny)
 	return 1 / c;
 }
 
-double mp_hodges_lehmann(const double *x, size_t nx, const double *y,
-			 size_t ny)
+double mp_hodges_lehmann(const double *x, size_t nx, const double *y, size_t ny)
 {
 	double *d, med;
 	size_t i, j, n = nx * ny;
@@ -176,8 +174,8 @@ static double quantile(const double *v, size_t n, double q)
 }
 
 /* p of ny samples, the quantiles q[] of x moved up by d */
-static double p_shifted(const double *x, size_t nx, const double *q,
-			size_t ny, double d, double *y)
+static double p_shifted(const double *x, size_t nx, const double *q, size_t ny,
+			double d, double *y)
 {
 	size_t j;
 
@@ -217,7 +215,7 @@ double mp_rank_mde(const double *x, size_t nx, size_t ny, double alpha)
 	qsort(b, nb, sizeof(*b), cmp_double);
 	top = b[nb - 1] + fmax(1, fabs(b[nb - 1]));
 	lo = 0;
-	hi = nb - 1;	/* the last interval, (b[nb-1], inf), always passes */
+	hi = nb - 1; /* the last interval, (b[nb-1], inf), always passes */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		double d = mid + 1 < nb ? (b[mid] + b[mid + 1]) / 2 : top;

@@ -21,7 +21,7 @@
  * normal approximation with the tie correction beyond. NAN when a sample
  * is empty or memory runs out.
  */
-#define MP_RANK_EXACT_WORK	4e6
+#define MP_RANK_EXACT_WORK 4e6
 double mp_rank_p_greater(const double *x, size_t nx, const double *y,
 			 size_t ny);
 

@@ -203,11 +203,10 @@ json_t *mp_summary(const double *v, size_t n)
 	spread = sorted[n - 1] - sorted[0];
 	if (med != 0)
 		json_object_set_new(s, "spread_pct",
-				    json_real(round(spread / fabs(med) *
-						    1000) / 10));
+				    json_real(round(spread / fabs(med) * 1000) /
+					      10));
 	else
-		mp_json_set(s, "spread_pct", spread == 0 ? json_real(0) :
-			    NULL);
+		mp_json_set(s, "spread_pct", spread == 0 ? json_real(0) : NULL);
 	json_object_set_new(s, "n", json_integer((json_int_t)n));
 	json_object_set_new(s, "samples", samples);
 	free(sorted);
@@ -231,8 +230,7 @@ static int derived(const json_t *run, const char *name, double *v)
 		double freed, req;
 
 		if (mp_json_path_num(run, "chunks_freed", &freed) ||
-		    mp_json_path_num(run, "reclaim_requests", &req) ||
-		    req <= 0)
+		    mp_json_path_num(run, "reclaim_requests", &req) || req <= 0)
 			return -1;
 		*v = round(freed / req * 100) / 100;
 		return 0;
@@ -283,8 +281,7 @@ static json_t *parent_of(const json_t *doc, const char *path)
 	return mp_json_path(doc, buf);
 }
 
-static int run_metric(const json_t *run, const struct mp_metric *m,
-		      double *v)
+static int run_metric(const json_t *run, const struct mp_metric *m, double *v)
 {
 	size_t i;
 
@@ -307,7 +304,8 @@ static long run_boot(const json_t *run)
 	json_t *b = json_object_get(run, "boot");
 
 	return json_is_integer(b) && json_integer_value(b) > 0 ?
-	       (long)json_integer_value(b) : 0;
+		       (long)json_integer_value(b) :
+		       0;
 }
 
 /* medians of each boot's samples, in boot order, when 2 boots or more */
@@ -425,15 +423,17 @@ int mp_report_check(const json_t *doc, const char *what, struct mp_err *err)
 			       what);
 	if (strcmp(name, MP_REPORT_SCHEMA))
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
-			       "'%s' is a '%s' document, not '%s'", what,
-			       name, MP_REPORT_SCHEMA);
+			       "'%s' is a '%s' document, not '%s'", what, name,
+			       MP_REPORT_SCHEMA);
 	if (!json_is_integer(ver) ||
 	    json_integer_value(ver) != MP_REPORT_SCHEMA_VERSION)
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "'%s' has schema version %lld, this mpctl "
-			       "reads version %d only", what,
+			       "reads version %d only",
+			       what,
 			       json_is_integer(ver) ?
-			       (long long)json_integer_value(ver) : -1LL,
+				       (long long)json_integer_value(ver) :
+				       -1LL,
 			       MP_REPORT_SCHEMA_VERSION);
 	if (!json_is_array(json_object_get(doc, "scenarios")))
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
@@ -540,25 +540,25 @@ static json_t *row_head(const char *scenario, const struct mp_metric *m,
 	json_object_set_new(row, "scenario", json_string(scenario));
 	json_object_set_new(row, "metric", json_string(m->name));
 	json_object_set_new(row, "unit", json_string(m->unit));
-	json_object_set_new(row, "better", json_string(
-				    mp_better_name(m->better)));
+	json_object_set_new(row, "better",
+			    json_string(mp_better_name(m->better)));
 	json_object_set_new(row, "base", num(bmed));
 	return row;
 }
 
 /* What one compare row says, computed from numbers alone (no JSON). */
 struct cmp_stats {
-	double bmed, cmed;	/* the medians of BASE and NEW */
-	double pct;		/* (cmed - bmed) / |bmed| in %, NAN for bmed 0 */
-	double shift;		/* Hodges-Lehmann shift, NEW - BASE */
-	double p_row, p_min;	/* the row's one-sided p, the least p */
-	double bworst, bbest;	/* BASE's worst and best run, badness space */
-	double dir;		/* 1: lower is better, -1: higher is */
-	size_t nb, nc, nboots;	/* runs of each side, boots of BASE */
-	double pi;		/* one more boot's prediction interval */
+	double bmed, cmed;     /* the medians of BASE and NEW */
+	double pct;	       /* (cmed - bmed) / |bmed| in %, NAN for bmed 0 */
+	double shift;	       /* Hodges-Lehmann shift, NEW - BASE */
+	double p_row, p_min;   /* the row's one-sided p, the least p */
+	double bworst, bbest;  /* BASE's worst and best run, badness space */
+	double dir;	       /* 1: lower is better, -1: higher is */
+	size_t nb, nc, nboots; /* runs of each side, boots of BASE */
+	double pi;	       /* one more boot's prediction interval */
 	double min_pct, floor_abs; /* the minimum effect, % and absolute */
-	double mde;		/* minimum detectable effect, NAN unknown */
-	const char *verdict;	/* same, worse, better or unsure */
+	double mde;		   /* minimum detectable effect, NAN unknown */
+	const char *verdict;	   /* same, worse, better or unsure */
 };
 
 /*
@@ -566,9 +566,9 @@ struct cmp_stats {
  * boot medians' mean and sd over nboots boots (0: one boot), NEW's runs
  * cv[nc], their medians. 0, or -1 when memory ran out.
  */
-static int cmp_compute(const struct mp_metric *m, const double *bv,
-		       size_t nb, const double *cv, size_t nc, double bmed,
-		       double cmed, size_t nboots, double bmean, double bsd,
+static int cmp_compute(const struct mp_metric *m, const double *bv, size_t nb,
+		       const double *cv, size_t nc, double bmed, double cmed,
+		       size_t nboots, double bmean, double bsd,
 		       const struct mp_compare_opts *o, struct cmp_stats *r)
 {
 	double p_worse, p_better, bad, mde_rank, gap_worse, gap_better;
@@ -577,8 +577,14 @@ static int cmp_compute(const struct mp_metric *m, const double *bv,
 	size_t i;
 
 	*r = (struct cmp_stats){
-		.bmed = bmed, .cmed = cmed, .pct = NAN, .nb = nb, .nc = nc,
-		.nboots = nboots, .bworst = -INFINITY, .bbest = INFINITY,
+		.bmed = bmed,
+		.cmed = cmed,
+		.pct = NAN,
+		.nb = nb,
+		.nc = nc,
+		.nboots = nboots,
+		.bworst = -INFINITY,
+		.bbest = INFINITY,
 		.dir = m->better == MP_BETTER_LOWER ? 1 : -1,
 		.verdict = "same",
 	};
@@ -638,8 +644,9 @@ static int cmp_compute(const struct mp_metric *m, const double *bv,
 	gap_better = r->bbest - r->dir * cmed;
 	mde_rank = mp_rank_mde(bv, nb, nc, o->alpha);
 	r->mde = isfinite(mde_rank) ?
-		 fmax(fmax(fmax(mde_rank, r->pi), r->floor_abs),
-		      r->bworst - r->dir * bmed + r->floor_abs) : NAN;
+			 fmax(fmax(fmax(mde_rank, r->pi), r->floor_abs),
+			      r->bworst - r->dir * bmed + r->floor_abs) :
+			 NAN;
 
 	if (r->p_min > o->alpha)
 		r->verdict = "unsure";
@@ -664,21 +671,23 @@ static json_t *cmp_row_json(const char *scenario, const struct mp_metric *m,
 
 	json_object_set_new(row, "new", num(r->cmed));
 	json_object_set_new(row, "delta", num_or_null(r->cmed - r->bmed));
-	mp_json_set(row, "delta_pct", isnan(r->pct) ? NULL :
-		    json_real(round(r->pct * 10) / 10));
+	mp_json_set(row, "delta_pct",
+		    isnan(r->pct) ? NULL : json_real(round(r->pct * 10) / 10));
 	json_object_set_new(row, "shift", num_or_null(r->shift));
 	json_object_set_new(row, "shift_pct", pct_or_null(r->shift, r->bmed));
 	json_object_set_new(row, "p_value", p_json(r->p_row));
 	json_object_set_new(row, "p_min", p_json(r->p_min));
 	json_object_set_new(row, "alpha", json_real(o->alpha));
-	json_object_set_new(row, "samples", json_pack("[I, I]",
-		(json_int_t)r->nb, (json_int_t)r->nc));
-	json_object_set_new(row, "base_range", json_pack("[o, o]",
-			    num(r->dir * lo), num(r->dir * hi)));
-	json_object_set_new(row, "base_boots", json_integer(
-				    (json_int_t)r->nboots));
-	json_object_set_new(row, "boot_interval", r->nboots ? num(r->pi) :
-			    json_null());
+	json_object_set_new(row, "samples",
+			    json_pack("[I, I]", (json_int_t)r->nb,
+				      (json_int_t)r->nc));
+	json_object_set_new(row, "base_range",
+			    json_pack("[o, o]", num(r->dir * lo),
+				      num(r->dir * hi)));
+	json_object_set_new(row, "base_boots",
+			    json_integer((json_int_t)r->nboots));
+	json_object_set_new(row, "boot_interval",
+			    r->nboots ? num(r->pi) : json_null());
 	json_object_set_new(row, "min_effect_pct", json_real(r->min_pct));
 	json_object_set_new(row, "min_effect", num(r->floor_abs));
 	json_object_set_new(row, "mde", num_or_null(r->mde));
@@ -707,8 +716,9 @@ static json_t *compare_row(const char *scenario, const struct mp_metric *m,
 	nb = samples_of(bs, &bv);
 	nc = samples_of(cs, &cv);
 	nboots = boot_stats(bs, &bmean, &bsd);
-	if (nb && nc && !cmp_compute(m, bv, nb, cv, nc, bmed, cmed, nboots,
-				     bmean, bsd, o, &r))
+	if (nb && nc &&
+	    !cmp_compute(m, bv, nb, cv, nc, bmed, cmed, nboots, bmean, bsd, o,
+			 &r))
 		row = cmp_row_json(scenario, m, &r, o);
 	free(bv);
 	free(cv);
@@ -749,16 +759,15 @@ static json_t *absent_row(const char *scenario, const struct mp_metric *m,
 		return NULL;
 	row = row_head(scenario, m, bmed);
 	json_object_set_new(row, "new", json_null());
-	json_object_set_new(row, "verdict", json_string(m->info ? "info" :
-							"worse"));
+	json_object_set_new(row, "verdict",
+			    json_string(m->info ? "info" : "worse"));
 	json_object_set_new(row, "rule", json_string("none"));
 	json_object_set_new(row, "per", json_string(m->per));
 	return row;
 }
 
 json_t *mp_report_compare(const json_t *base, const json_t *cur,
-			  const struct mp_compare_opts *o,
-			  struct mp_err *err)
+			  const struct mp_compare_opts *o, struct mp_err *err)
 {
 	json_t *doc, *rows, *missing, *mmetrics, *bsc, *sc, *csc, *row;
 	size_t i, k, worse = 0, better = 0, unsure = 0;
@@ -773,8 +782,8 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 	mmetrics = json_array();
 	bsc = json_object_get(base, "scenarios");
 	json_array_foreach(bsc, i, sc) {
-		const char *name = json_string_value(json_object_get(sc,
-								    "name"));
+		const char *name =
+			json_string_value(json_object_get(sc, "name"));
 		json_t *bm = json_object_get(sc, "metrics"), *cm;
 
 		/* what did not run in BASE has nothing to lose in NEW */
@@ -795,7 +804,7 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 			if (!bs)
 				continue;
 			row = cs ? compare_row(name, m, bs, cs, o) :
-			      absent_row(name, m, bs, cm);
+				   absent_row(name, m, bs, cm);
 			if (!cs && !row) {
 				snprintf(name_metric, sizeof(name_metric),
 					 "%s/%s", name, m->name);
@@ -826,10 +835,11 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 			json_array_append_new(rows, row);
 		}
 	}
-	mp_json_set(doc, "base_kernel", json_deep_copy(
-		mp_json_path(base, "system.kernel_release")));
-	mp_json_set(doc, "new_kernel", json_deep_copy(
-		mp_json_path(cur, "system.kernel_release")));
+	mp_json_set(doc, "base_kernel",
+		    json_deep_copy(
+			    mp_json_path(base, "system.kernel_release")));
+	mp_json_set(doc, "new_kernel",
+		    json_deep_copy(mp_json_path(cur, "system.kernel_release")));
 	json_object_set_new(doc, "test", json_string("mann-whitney-u"));
 	json_object_set_new(doc, "alpha", json_real(o->alpha));
 	json_object_set_new(doc, "rows", rows);
@@ -845,12 +855,22 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 
 /* the run parameters that shape a scenario's numbers */
 static const char *const alike_keys[] = {
-	"parameters.chunk_size_bytes", "parameters.threads",
-	"parameters.overcommit", "parameters.swap", "parameters.backend",
-	"parameters.emulate", "parameters.assist", "parameters.hog",
-	"parameters.strategy", "parameters.until_freed", "parameters.free",
-	"parameters.populate", "parameters.lazyfree",
-	"parameters.answer_delay_ns", "shrinker", NULL,
+	"parameters.chunk_size_bytes",
+	"parameters.threads",
+	"parameters.overcommit",
+	"parameters.swap",
+	"parameters.backend",
+	"parameters.emulate",
+	"parameters.assist",
+	"parameters.hog",
+	"parameters.strategy",
+	"parameters.until_freed",
+	"parameters.free",
+	"parameters.populate",
+	"parameters.lazyfree",
+	"parameters.answer_delay_ns",
+	"shrinker",
+	NULL,
 };
 
 /*
@@ -868,15 +888,14 @@ static json_t *alike_get(const json_t *run, const char *key)
 	if (v)
 		return json_incref(v);
 	if (!strcmp(key, "parameters.chunk_size_bytes"))
-		return json_incref(mp_json_path(run,
-						"parameters.chunk_bytes"));
+		return json_incref(mp_json_path(run, "parameters.chunk_bytes"));
 	if (!json_is_object(json_object_get(run, "parameters")))
 		return NULL;
 	if (!strcmp(key, "parameters.free"))
 		return json_string("reuse");
 	if (!strcmp(key, "parameters.populate"))
-		return json_boolean(!json_is_string(json_object_get(run,
-							"strategy")));
+		return json_boolean(
+			!json_is_string(json_object_get(run, "strategy")));
 	if (!strcmp(key, "parameters.lazyfree"))
 		return json_false();
 	if (!strcmp(key, "parameters.answer_delay_ns"))
@@ -907,7 +926,10 @@ static void differ(json_t *b, json_t *c, const char *where, const char *key,
 int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err)
 {
 	static const char *const settings[] = {
-		"limit_bytes", "duration_ns", "stress_args", NULL,
+		"limit_bytes",
+		"duration_ns",
+		"stress_args",
+		NULL,
 	};
 	char buf[sizeof(err->msg) - 64] = "", where[160];
 	json_t *bset = json_object_get(base, "settings");
@@ -917,11 +939,11 @@ int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err)
 
 	for (k = 0; settings[k]; k++)
 		differ(json_object_get(bset, settings[k]),
-		       json_object_get(cset, settings[k]), "", settings[k],
-		       buf, sizeof(buf));
+		       json_object_get(cset, settings[k]), "", settings[k], buf,
+		       sizeof(buf));
 	json_array_foreach(json_object_get(base, "scenarios"), i, sc) {
-		const char *name = json_string_value(json_object_get(sc,
-								    "name"));
+		const char *name =
+			json_string_value(json_object_get(sc, "name"));
 		json_t *csc = name ? mp_report_scenario(cur, name) : NULL;
 		json_t *br = json_array_get(json_object_get(sc, "runs"), 0);
 		json_t *cr = json_array_get(json_object_get(csc, "runs"), 0);
@@ -944,9 +966,10 @@ int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err)
 		}
 	}
 	if (buf[0])
-		return mp_errf(err, MP_EXIT_DATAERR, 0,
-			       "the reports did not measure the same thing (--force compares them anyway): %s",
-			       buf);
+		return mp_errf(
+			err, MP_EXIT_DATAERR, 0,
+			"the reports did not measure the same thing (--force compares them anyway): %s",
+			buf);
 	return 0;
 }
 
@@ -964,16 +987,15 @@ int mp_report_usable(const json_t *doc, const char *what, struct mp_err *err)
 			       "'%s' is incomplete (the run was interrupted)",
 			       what);
 	json_array_foreach(scs, i, sc) {
-		const char *st = json_string_value(json_object_get(sc,
-								  "status"));
-		const char *name = json_string_value(json_object_get(sc,
-								    "name"));
+		const char *st =
+			json_string_value(json_object_get(sc, "status"));
+		const char *name =
+			json_string_value(json_object_get(sc, "name"));
 
-		if (st && (!strcmp(st, "failed") ||
-			   !strcmp(st, "interrupted")))
+		if (st && (!strcmp(st, "failed") || !strcmp(st, "interrupted")))
 			return mp_errf(err, MP_EXIT_DATAERR, 0,
-				       "'%s': scenario '%s' %s",
-				       what, name ? name : "?", st);
+				       "'%s': scenario '%s' %s", what,
+				       name ? name : "?", st);
 		if (st && strcmp(st, "ok"))
 			continue;
 		ok++;
@@ -982,10 +1004,10 @@ int mp_report_usable(const json_t *doc, const char *what, struct mp_err *err)
 	if (!ok)
 		return mp_errf(err, MP_EXIT_DATAERR, 0,
 			       "'%s' has no scenario that ran (every one "
-			       "failed or was skipped)", what);
+			       "failed or was skipped)",
+			       what);
 	if (!metrics)
 		return mp_errf(err, MP_EXIT_DATAERR, 0,
-			       "'%s' has no metrics: nothing to compare",
-			       what);
+			       "'%s' has no metrics: nothing to compare", what);
 	return 0;
 }

@@ -20,12 +20,12 @@
 
 #include "mp_err.h"
 
-#define MP_REPORT_SCHEMA		"mpctl-report"
-#define MP_REPORT_SCHEMA_VERSION	1
-#define MP_COMPARE_SCHEMA		"mpctl-report-compare"
-#define MP_COMPARE_SCHEMA_VERSION	2
+#define MP_REPORT_SCHEMA	  "mpctl-report"
+#define MP_REPORT_SCHEMA_VERSION  1
+#define MP_COMPARE_SCHEMA	  "mpctl-report-compare"
+#define MP_COMPARE_SCHEMA_VERSION 2
 /* one-sided significance level of a verdict unless told otherwise */
-#define MP_COMPARE_ALPHA		0.05
+#define MP_COMPARE_ALPHA 0.05
 
 enum mp_better {
 	MP_BETTER_LOWER = 0,
@@ -33,14 +33,14 @@ enum mp_better {
 };
 
 struct mp_metric {
-	const char *name;	/* key in a scenario's "metrics" */
+	const char *name; /* key in a scenario's "metrics" */
 	/* where a run document holds it: dotted paths, first one found */
 	const char *paths[4];
 	enum mp_better better;
-	double min_effect_pct;	/* default minimum effect, % of the base */
-	double one_boot_pct;	/* the same when the base is one boot */
-	double min_delta;	/* absolute change below which it is noise */
-	const char *unit;	/* "ns", "bytes", "count", "ratio" */
+	double min_effect_pct; /* default minimum effect, % of the base */
+	double one_boot_pct;   /* the same when the base is one boot */
+	double min_delta;      /* absolute change below which it is noise */
+	const char *unit;      /* "ns", "bytes", "count", "ratio" */
 	const char *help;
 	/*
 	 * Shown, never judged (verdict "info"): a count that moves with the
@@ -88,8 +88,8 @@ json_t *mp_summary(const double *v, size_t n);
 int mp_report_summarize(json_t *scenario);
 
 struct mp_compare_opts {
-	double min_effect_pct;	/* < 0: each metric's default */
-	double alpha;		/* one-sided significance level, 0 < a < 1 */
+	double min_effect_pct; /* < 0: each metric's default */
+	double alpha;	       /* one-sided significance level, 0 < a < 1 */
 };
 
 /*
@@ -139,8 +139,7 @@ int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err);
  * verdict "info".
  */
 json_t *mp_report_compare(const json_t *base, const json_t *cur,
-			  const struct mp_compare_opts *o,
-			  struct mp_err *err);
+			  const struct mp_compare_opts *o, struct mp_err *err);
 
 /*
  * Can DOC be compared? 0, or -1 with err (status MP_EXIT_DATAERR) when it

@@ -31,8 +31,9 @@
  * cgroup v1: what the kernel adds to a shrinker's eventfd when the cgroup
  * is removed; no count of chunks reaches it (mempressure.rst).
  */
-#define MP_SHRINKER_V1_GONE	(1ULL << 63)
+#define MP_SHRINKER_V1_GONE (1ULL << 63)
 
+/* clang-format off */
 struct mp_shrinker {
 	enum mp_shrinker_mode mode;
 	enum mp_backend backend;
@@ -52,6 +53,7 @@ struct mp_shrinker {
 	char env[MP_SHRINKER_ENV_NR][64];
 	const char *envp[MP_SHRINKER_ENV_NR + 1];
 };
+/* clang-format on */
 
 static const char *const mode_names[] = {
 	[MP_SHRINKER_KERNEL_V1] = "kernel-v1",
@@ -118,7 +120,7 @@ static int open_kernel(struct mp_shrinker *sh, const struct mp_target *t,
 	sh->backend = MP_BACKEND_MEMPRESSURE;
 	snprintf(path, sizeof(path), "%s/mempressure.shrinker", sh->cg.dir);
 	sh->fd = open(path, O_RDWR | O_CLOEXEC |
-		      (h->version == MP_CG_V2 ? O_NONBLOCK : 0));
+				    (h->version == MP_CG_V2 ? O_NONBLOCK : 0));
 	if (sh->fd < 0)
 		return mp_errf(err, errno == ENOENT ? MP_EXIT_UNAVAILABLE : -1,
 			       errno, "cannot open '%s'", path);
@@ -126,8 +128,10 @@ static int open_kernel(struct mp_shrinker *sh, const struct mp_target *t,
 		sh->mode = MP_SHRINKER_KERNEL_V2;
 		n = snprintf(cmd, sizeof(cmd), "%" PRIu64, sh->chunk);
 		if (write(sh->fd, cmd, n) != n)
-			return mp_errf(err, errno == EINVAL ? MP_EXIT_USAGE : -1,
-				       errno, "cannot register chunk size %s on '%s'",
+			return mp_errf(err,
+				       errno == EINVAL ? MP_EXIT_USAGE : -1,
+				       errno,
+				       "cannot register chunk size %s on '%s'",
 				       cmd, path);
 		return v2_epoll(sh, err);
 	}
@@ -188,7 +192,7 @@ static int open_source(struct mp_shrinker *sh,
 	    scfg.backend == MP_BACKEND_MEMPRESSURE) {
 		scfg.backend = mp_backend_pick(MP_USE_EMULATION);
 		if (scfg.backend == MP_BACKEND_AUTO)
-			scfg.backend = MP_BACKEND_PSI;	/* its error, below */
+			scfg.backend = MP_BACKEND_PSI; /* its error, below */
 		picked = true;
 	}
 	ret = mp_source_open(&scfg, src, err);
@@ -291,8 +295,8 @@ static int attach_early_warning(struct mp_shrinker *sh, int ewfd,
  * beside it, its requests on a second eventfd (see mp_shrinker_read()).
  */
 static int open_early_warning(struct mp_shrinker *sh,
-		       const struct mp_shrinker_cfg *cfg,
-		       const struct mp_target *t, struct mp_err *err)
+			      const struct mp_shrinker_cfg *cfg,
+			      const struct mp_target *t, struct mp_err *err)
 {
 	const struct mp_cgroup *mcg = mp_target_cg(t, MP_ROLE_MEMORY);
 	struct mp_emulator_cfg ecfg = {
@@ -306,9 +310,10 @@ static int open_early_warning(struct mp_shrinker *sh,
 	if (mp_emulator_policy(&ecfg.policy, err))
 		return -1;
 	if (!mcg)
-		return mp_errf(err, MP_EXIT_FAILURE, 0,
-			       "no memory cgroup '%s' for the shrinker's early warning",
-			       sh->cg.path);
+		return mp_errf(
+			err, MP_EXIT_FAILURE, 0,
+			"no memory cgroup '%s' for the shrinker's early warning",
+			sh->cg.path);
 	ewfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (ewfd < 0)
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
@@ -334,8 +339,9 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "shrinker chunk size must not be zero");
 	if (cfg->backend == MP_BACKEND_MEMPRESSURE && cfg->emulate)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "the mempressure backend is the kernel's shrinker: it cannot be emulated");
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"the mempressure backend is the kernel's shrinker: it cannot be emulated");
 	sh = sh_new();
 	if (!sh)
 		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "shrinker");
@@ -345,7 +351,8 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 		own = mp_target_new(NULL);
 		if (!own) {
 			mp_shrinker_close(sh);
-			return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "shrinker");
+			return mp_errf(err, MP_EXIT_FAILURE, ENOMEM,
+				       "shrinker");
 		}
 		t = own;
 	}
@@ -396,10 +403,10 @@ static int kernel_read(struct mp_shrinker *sh, uint64_t *chunks,
 	if (n == sizeof(*chunks) && sh->mode == MP_SHRINKER_KERNEL_V1 &&
 	    *chunks >= MP_SHRINKER_V1_GONE)
 		return sh->have_cg ?
-		       mp_errf(err, MP_EXIT_FAILURE, 0, "cgroup removed '%s'",
-			       sh->cg.path) :
-		       mp_errf(err, MP_EXIT_FAILURE, 0,
-			       "the shrinker's cgroup was removed");
+			       mp_errf(err, MP_EXIT_FAILURE, 0,
+				       "cgroup removed '%s'", sh->cg.path) :
+			       mp_errf(err, MP_EXIT_FAILURE, 0,
+				       "the shrinker's cgroup was removed");
 	if (n == sizeof(*chunks))
 		return *chunks ? 1 : 0;
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -447,7 +454,9 @@ int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
 	struct pollfd pfd[2] = {
 		{ .fd = mp_shrinker_fd(sh), .events = POLLIN },
 		{ .fd = sh->client && sh->mode == MP_SHRINKER_EMULATED ?
-			sh->fd : -1, .events = 0 },
+				sh->fd :
+				-1,
+		  .events = 0 },
 	};
 	uint64_t deadline = 0, now;
 	int ret, t = timeout_ms > INT_MAX ? INT_MAX : (int)timeout_ms;
@@ -463,7 +472,7 @@ int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
 			mp_errf(err, MP_EXIT_FAILURE, 0,
 				"the shrinker is gone: its owner has exited or its cgroup was removed");
 			if (err)
-				err->errnum = EPIPE;	/* as a write would */
+				err->errnum = EPIPE; /* as a write would */
 			return -1;
 		}
 		if (ret > 0 && pfd[0].revents) {
@@ -476,14 +485,14 @@ int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
 			if (now >= deadline)
 				return 0;
 			/* poll() takes an int: about 24.8 days at most */
-			t = (deadline - now) / 1000000 >= INT_MAX ? INT_MAX :
-			    (int)((deadline - now + 999999) / 1000000);
+			t = (deadline - now) / 1000000 >= INT_MAX ?
+				    INT_MAX :
+				    (int)((deadline - now + 999999) / 1000000);
 		}
 	}
 }
 
-int mp_shrinker_add(struct mp_shrinker *sh, int64_t chunks,
-		    struct mp_err *err)
+int mp_shrinker_add(struct mp_shrinker *sh, int64_t chunks, struct mp_err *err)
 {
 	char buf[64];
 	ssize_t n;
@@ -602,9 +611,10 @@ int mp_shrinker_client(int efd, int fd, uint64_t chunk_size, int abi,
 	if ((abi != 1 && abi != 2) || fd < 0 || (abi == 1 && efd < 0) ||
 	    !chunk_size || fcntl(fd, F_GETFD) < 0 ||
 	    (abi == 1 && fcntl(efd, F_GETFD) < 0))
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid shrinker registration (efd %d, fd %d, abi v%d)",
-			       efd, fd, abi);
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"invalid shrinker registration (efd %d, fd %d, abi v%d)",
+			efd, fd, abi);
 	sh = sh_new();
 	if (!sh)
 		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "shrinker");
@@ -622,7 +632,8 @@ int mp_shrinker_client(int efd, int fd, uint64_t chunk_size, int abi,
 	} else {
 		sh->efd = efd;
 		sh->mode = backend == MP_BACKEND_MEMPRESSURE ?
-			   MP_SHRINKER_KERNEL_V1 : MP_SHRINKER_EMULATED;
+				   MP_SHRINKER_KERNEL_V1 :
+				   MP_SHRINKER_EMULATED;
 		/* requests are never waited for by blocking in read() */
 		fcntl(efd, F_SETFL, fcntl(efd, F_GETFL) | O_NONBLOCK);
 	}
@@ -630,8 +641,8 @@ int mp_shrinker_client(int efd, int fd, uint64_t chunk_size, int abi,
 	return 0;
 }
 
-#define MP_CGROUP_SUPER_MAGIC	0x27e0eb
-#define MP_CGROUP2_SUPER_MAGIC	0x63677270
+#define MP_CGROUP_SUPER_MAGIC  0x27e0eb
+#define MP_CGROUP2_SUPER_MAGIC 0x63677270
 
 /* An inherited fd is what its variable says, or refused: never read or
  * write, nor set O_NONBLOCK on, a terminal, a file or a shared stdin. */
@@ -656,12 +667,12 @@ static bool fd_is_shrinker(int fd, int abi, enum mp_backend b)
 
 	if (fl < 0 || fstat(fd, &st))
 		return false;
-	if (b != MP_BACKEND_MEMPRESSURE)	/* the emulator's pipe */
+	if (b != MP_BACKEND_MEMPRESSURE) /* the emulator's pipe */
 		return S_ISFIFO(st.st_mode) && (fl & O_ACCMODE) != O_RDONLY;
 	if (fstatfs(fd, &fs) || !S_ISREG(st.st_mode))
 		return false;
-	return fs.f_type == (abi == 2 ? MP_CGROUP2_SUPER_MAGIC :
-			     MP_CGROUP_SUPER_MAGIC);
+	return fs.f_type ==
+	       (abi == 2 ? MP_CGROUP2_SUPER_MAGIC : MP_CGROUP_SUPER_MAGIC);
 }
 
 int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
@@ -677,8 +688,9 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 	int abi;
 
 	if (!e_fd || !e_chunk || !e_abi)
-		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "no shrinker registration in the environment (MPCTL_SHRINKER_FD, MPCTL_SHRINKER_CHUNK, MPCTL_SHRINKER_ABI)");
+		return mp_errf(
+			err, MP_EXIT_UNAVAILABLE, 0,
+			"no shrinker registration in the environment (MPCTL_SHRINKER_FD, MPCTL_SHRINKER_CHUNK, MPCTL_SHRINKER_ABI)");
 	if (!strcmp(e_abi, "v1"))
 		abi = 1;
 	else if (!strcmp(e_abi, "v2"))
@@ -710,9 +722,10 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "invalid MPCTL_SHRINKER_FD '%s': not %s", e_fd,
 			       b != MP_BACKEND_MEMPRESSURE ?
-			       "the emulated shrinker's pipe" :
-			       abi == 2 ? "a cgroup2 mempressure.shrinker file" :
-			       "a cgroup v1 mempressure.shrinker file");
+				       "the emulated shrinker's pipe" :
+			       abi == 2 ?
+				       "a cgroup2 mempressure.shrinker file" :
+				       "a cgroup v1 mempressure.shrinker file");
 	if (mp_shrinker_client((int)efd, (int)fd, (uint64_t)chunk, abi, b,
 			       false, out, err))
 		return -1;

@@ -47,6 +47,7 @@
 
 struct mp_child;
 
+/* clang-format off */
 struct mp_shrinker_cfg {
 	/*
 	 * MP_BACKEND_AUTO: the kernel's mempressure.shrinker if the
@@ -74,6 +75,7 @@ struct mp_shrinker_cfg {
 	bool early_warning;	/* usage and limit: the target's memory role;
 				 * mpctl stress --no-assist turns it off */
 };
+/* clang-format on */
 
 enum mp_shrinker_mode {
 	MP_SHRINKER_KERNEL_V1 = 1,
@@ -122,8 +124,7 @@ int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
  * Account reclaimable chunks: +N adds, -N removes (the counter never goes
  * below zero). Thread-safe; one write() per call in every mode.
  */
-int mp_shrinker_add(struct mp_shrinker *sh, int64_t chunks,
-		    struct mp_err *err);
+int mp_shrinker_add(struct mp_shrinker *sh, int64_t chunks, struct mp_err *err);
 
 enum mp_shrinker_mode mp_shrinker_mode(const struct mp_shrinker *sh);
 bool mp_shrinker_emulated(const struct mp_shrinker *sh);

@@ -48,7 +48,7 @@ enum step {
 struct report {
 	int step;
 	int errnum;
-	int index;		/* the cgroup, for STEP_JOIN */
+	int index; /* the cgroup, for STEP_JOIN */
 };
 
 void mp_child_init(struct mp_child *c, char *const *argv)
@@ -66,7 +66,7 @@ int mp_child_join(struct mp_child *c, const char *dir, struct mp_err *err)
 	int fd;
 
 	if (!*dir)
-		return 0;	/* the host's root: stay where we are */
+		return 0; /* the host's root: stay where we are */
 	if (c->njoin == MP_CHILD_MAX_JOIN)
 		return mp_errf(err, 126, E2BIG,
 			       "cannot run '%s': cannot join cgroup '%s'",
@@ -110,8 +110,8 @@ static bool env_set_by(const char *var, const char *const *add)
 	return false;
 }
 
-int mp_child_env(struct mp_child *c, const char *drop,
-		 const char *const *add, struct mp_err *err)
+int mp_child_env(struct mp_child *c, const char *drop, const char *const *add,
+		 struct mp_err *err)
 {
 	size_t n = 0, k = 0, i;
 	char **envp;
@@ -122,8 +122,8 @@ int mp_child_env(struct mp_child *c, const char *drop,
 		;
 	envp = calloc(n + i + 1, sizeof(*envp));
 	if (!envp)
-		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM,
-			       "cannot run '%s'", NAME(c));
+		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "cannot run '%s'",
+			       NAME(c));
 	for (i = 0; i < n; i++)
 		if ((!drop || strncmp(environ[i], drop, strlen(drop))) &&
 		    !env_set_by(environ[i], add))
@@ -156,12 +156,12 @@ int mp_path_search(const char *name, char *buf, size_t size)
 	}
 	if (!path)
 		path = "/bin:/usr/bin";
-	for (p = path; ; p = end + 1) {
+	for (p = path;; p = end + 1) {
 		end = strchrnul(p, ':');
 		len = (size_t)(end - p);
 		/* an empty entry is the current directory, as for execvp */
-		if (snprintf(buf, size, "%.*s%s%s", (int)len, p,
-			     len ? "/" : "", name) < (int)size &&
+		if (snprintf(buf, size, "%.*s%s%s", (int)len, p, len ? "/" : "",
+			     name) < (int)size &&
 		    !stat(buf, &st) && S_ISREG(st.st_mode)) {
 			if (!access(buf, X_OK))
 				return 0;
@@ -178,8 +178,7 @@ int mp_path_search(const char *name, char *buf, size_t size)
 static void __attribute__((noreturn))
 child(const struct mp_child *c, pid_t parent, int out, int errfd, int rep)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE,
-				    SIGCHLD };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD };
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	struct report r = { 0 };
 	sigset_t none;
@@ -256,7 +255,8 @@ static int report_err(struct mp_child *c, const struct report *r,
 	return mp_errf(err, status, r->step == STEP_PARENT ? 0 : r->errnum,
 		       "cannot run '%s': %s", NAME(c),
 		       r->step > 0 && r->step < STEP_EXEC && what[r->step] ?
-		       what[r->step] : "unknown step");
+			       what[r->step] :
+			       "unknown step");
 }
 
 /* The fd a stdio setting gives the child, -1 to inherit ours. */
@@ -277,7 +277,7 @@ static int stdio_fd(int *set, int pipe_end[2], struct mp_err *err,
 		if (fd < 0)
 			return mp_errf(err, MP_EXIT_FAILURE, errno,
 				       "cannot open '/dev/null'");
-		pipe_end[1] = fd;	/* closed after the fork */
+		pipe_end[1] = fd; /* closed after the fork */
 		return fd;
 	}
 	return *set > 0 ? *set : -2;
@@ -326,7 +326,7 @@ int mp_child_start(struct mp_child *c, struct mp_err *err)
 		child(c, parent, out < 0 ? -1 : out, errfd < 0 ? -1 : errfd,
 		      rep[1]);
 	if (c->pgroup)
-		setpgid(c->pid, c->pid);	/* no race with a signal */
+		setpgid(c->pid, c->pid); /* no race with a signal */
 	close_fd(&rep[1]);
 	do
 		n = read(rep[0], &r, sizeof(r));
@@ -400,8 +400,10 @@ int mp_child_wait(struct mp_child *c, uint64_t deadline)
 			nanosleep(&tick, NULL);
 			continue;
 		}
-		ms = !deadline ? -1 : (deadline - now) / 1000000 > 1000 ?
-		     1000 : (int)((deadline - now) / 1000000) + 1;
+		ms = !deadline ? -1 :
+		     (deadline - now) / 1000000 > 1000 ?
+				 1000 :
+				 (int)((deadline - now) / 1000000) + 1;
 		if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
 			return -1;
 	}
@@ -417,7 +419,7 @@ void mp_child_signal(const struct mp_child *c, int sig)
 int mp_child_stop(struct mp_child *c, int sig, uint64_t grace_ns)
 {
 	if (mp_child_reap(c))
-		return 0;	/* exited, or no child */
+		return 0; /* exited, or no child */
 	if (sig)
 		mp_child_signal(c, sig);
 	if (!mp_child_wait(c, mp_now_ns(CLOCK_MONOTONIC) + grace_ns))
@@ -436,7 +438,7 @@ void mp_child_release(struct mp_child *c)
 	for (i = 0; i < c->njoin; i++)
 		close_fd(&c->join_fd[i]);
 	c->njoin = 0;
-	if (c->pid > 0)		/* else never opened */
+	if (c->pid > 0) /* else never opened */
 		close_fd(&c->pidfd);
 	free(c->env_own);
 	c->env_own = NULL;

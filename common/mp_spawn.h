@@ -31,41 +31,41 @@
 
 #include "mp_err.h"
 
-#define MP_CHILD_MAX_JOIN	3
-#define MP_CHILD_MAX_KEEP	8
+#define MP_CHILD_MAX_JOIN 3
+#define MP_CHILD_MAX_KEEP 8
 
 /* c.out and c.err: 0 inherits ours, else an fd to give the child */
 enum {
-	MP_CHILD_PIPE = -1,	/* a pipe; its read end replaces the value */
-	MP_CHILD_NULL = -2,	/* /dev/null */
+	MP_CHILD_PIPE = -1, /* a pipe; its read end replaces the value */
+	MP_CHILD_NULL = -2, /* /dev/null */
 };
 
 struct mp_child {
 	/* what to run: set by the caller before mp_child_start() */
-	const char *file;	/* program; without '/': searched in $PATH */
-	const char *name;	/* what messages call it, NULL: file */
+	const char *file; /* program; without '/': searched in $PATH */
+	const char *name; /* what messages call it, NULL: file */
 	char *const *argv;
-	char *const *envp;	/* NULL: ours (environ) */
-	int out, err;		/* stdout, stderr: 0, MP_CHILD_* or an fd */
-	bool pgroup;		/* in a process group of its own */
-	int pdeathsig;		/* sent to it when we die, 0 for none */
-	const sigset_t *sigmask;	/* its signal mask, NULL: empty */
+	char *const *envp;	 /* NULL: ours (environ) */
+	int out, err;		 /* stdout, stderr: 0, MP_CHILD_* or an fd */
+	bool pgroup;		 /* in a process group of its own */
+	int pdeathsig;		 /* sent to it when we die, 0 for none */
+	const sigset_t *sigmask; /* its signal mask, NULL: empty */
 
 	/* filled by mp_child_join(), mp_child_keep(), mp_child_env() */
-	int join_fd[MP_CHILD_MAX_JOIN];	/* cgroup.procs, opened */
+	int join_fd[MP_CHILD_MAX_JOIN]; /* cgroup.procs, opened */
 	const char *join_dir[MP_CHILD_MAX_JOIN];
 	int njoin;
-	int keep[MP_CHILD_MAX_KEEP];	/* fds inherited across exec */
+	int keep[MP_CHILD_MAX_KEEP]; /* fds inherited across exec */
 	int nkeep;
-	char **env_own;			/* an envp built by mp_child_env() */
+	char **env_own; /* an envp built by mp_child_env() */
 
 	/* the child: valid once mp_child_start() succeeded */
 	pid_t pid;
-	int pidfd;		/* -1 on a kernel without pidfd_open */
+	int pidfd; /* -1 on a kernel without pidfd_open */
 	bool exited;
-	int status;		/* waitpid()'s, once exited */
-	char path[4096];	/* the program found */
-	char shown[128];	/* its name in messages, when shortened */
+	int status;	 /* waitpid()'s, once exited */
+	char path[4096]; /* the program found */
+	char shown[128]; /* its name in messages, when shortened */
 };
 
 /* A description running argv[0] with our environment and stdio. */
@@ -86,8 +86,8 @@ int mp_child_keep(struct mp_child *c, int fd, struct mp_err *err);
  * drop (NULL: none) or that add sets, then add ("NAME=value", NULL-ended).
  * The strings are not copied: they must outlive mp_child_start().
  */
-int mp_child_env(struct mp_child *c, const char *drop,
-		 const char *const *add, struct mp_err *err);
+int mp_child_env(struct mp_child *c, const char *drop, const char *const *add,
+		 struct mp_err *err);
 
 /*
  * Start the child and wait until it has exec'd. On failure nothing runs

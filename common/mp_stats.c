@@ -33,9 +33,9 @@ void mp_hist_add(struct mp_hist *h, uint64_t v)
 	__atomic_add_fetch(&h->sum, v, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&h->bucket[bucket_of(v)], 1, __ATOMIC_RELAXED);
 	m = __atomic_load_n(&h->max, __ATOMIC_RELAXED);
-	while (v > m && !__atomic_compare_exchange_n(&h->max, &m, v, true,
-						     __ATOMIC_RELAXED,
-						     __ATOMIC_RELAXED))
+	while (v > m &&
+	       !__atomic_compare_exchange_n(&h->max, &m, v, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 	m = __atomic_load_n(&h->min, __ATOMIC_RELAXED);
 	while ((!m || v < m) &&

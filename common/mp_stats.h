@@ -10,13 +10,13 @@
 #include <stdint.h>
 
 #define MP_HIST_SUB	16
-#define MP_HIST_BUCKETS	(64 * MP_HIST_SUB)
+#define MP_HIST_BUCKETS (64 * MP_HIST_SUB)
 
 struct mp_hist {
 	uint64_t count;
 	uint64_t sum;
 	uint64_t max;
-	uint64_t min;		/* 0 until the first value */
+	uint64_t min; /* 0 until the first value */
 	uint64_t bucket[MP_HIST_BUCKETS];
 };
 

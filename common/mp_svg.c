@@ -18,11 +18,11 @@
 #include "mp_report.h"
 #include "mp_svg.h"
 
-#define W		960
-#define PANEL_H		380
-#define LEFT		80
-#define RIGHT		30
-#define PLOT_W		(W - LEFT - RIGHT)
+#define W	960
+#define PANEL_H 380
+#define LEFT	80
+#define RIGHT	30
+#define PLOT_W	(W - LEFT - RIGHT)
 
 enum series {
 	S_USAGE,
@@ -32,7 +32,7 @@ enum series {
 	S_LOW,
 	S_MEDIUM,
 	S_CRITICAL,
-	S_EVENTS,	/* all levels, when a sample has no split */
+	S_EVENTS, /* all levels, when a sample has no split */
 	S_NR,
 };
 
@@ -63,8 +63,8 @@ static const char *const colour[S_NR] = {
 
 struct timeline {
 	size_t n;
-	double *t;		/* seconds from the start */
-	double *v[S_NR];	/* NAN where a sample lacks the series */
+	double *t;	 /* seconds from the start */
+	double *v[S_NR]; /* NAN where a sample lacks the series */
 	bool have[S_NR];
 };
 
@@ -223,9 +223,9 @@ static double nice_ceil(double v)
 }
 
 struct plot {
-	double y, h;		/* top and height in the picture */
-	double tmax;		/* seconds at the right edge */
-	double vmax;		/* value at the top */
+	double y, h; /* top and height in the picture */
+	double tmax; /* seconds at the right edge */
+	double vmax; /* value at the top */
 };
 
 static double px(const struct plot *p, double t)
@@ -243,33 +243,41 @@ static void frame(FILE *f, const struct plot *p, const char *label,
 {
 	double t, step;
 
-	fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" "
-		"fill=\"#fafafa\" stroke=\"#999\"/>\n", LEFT, p->y, PLOT_W,
-		p->h);
-	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
-		"text-anchor=\"end\">%g%s</text>\n", LEFT - 4, p->y + 10,
-		p->vmax / scale, unit);
-	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
-		"text-anchor=\"end\">0</text>\n", LEFT - 4, p->y + p->h);
-	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
-		"text-anchor=\"end\" fill=\"#444\">", LEFT - 4,
-		p->y + p->h / 2 + 4);
+	fprintf(f,
+		"<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" "
+		"fill=\"#fafafa\" stroke=\"#999\"/>\n",
+		LEFT, p->y, PLOT_W, p->h);
+	fprintf(f,
+		"<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
+		"text-anchor=\"end\">%g%s</text>\n",
+		LEFT - 4, p->y + 10, p->vmax / scale, unit);
+	fprintf(f,
+		"<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
+		"text-anchor=\"end\">0</text>\n",
+		LEFT - 4, p->y + p->h);
+	fprintf(f,
+		"<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
+		"text-anchor=\"end\" fill=\"#444\">",
+		LEFT - 4, p->y + p->h / 2 + 4);
 	xml_puts(f, label);
 	fputs("</text>\n", f);
 	step = nice_ceil(p->tmax / 10);
 	for (t = step; t < p->tmax; t += step)
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-			"y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n", px(p, t), p->y,
-			px(p, t), p->y + p->h);
+		fprintf(f,
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+			"y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n",
+			px(p, t), p->y, px(p, t), p->y + p->h);
 }
 
-static void polyline(FILE *f, const struct plot *p,
-		     const struct timeline *tl, int s, const char *extra)
+static void polyline(FILE *f, const struct plot *p, const struct timeline *tl,
+		     int s, const char *extra)
 {
 	size_t i;
 
-	fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5"
-		"\" %s points=\"", colour[s], extra);
+	fprintf(f,
+		"<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5"
+		"\" %s points=\"",
+		colour[s], extra);
 	for (i = 0; i < tl->n; i++)
 		if (!isnan(tl->v[s][i]))
 			fprintf(f, "%.1f,%.1f ", px(p, tl->t[i]),
@@ -285,9 +293,11 @@ static double bar_x(const struct plot *p, double t, double bw)
 
 static void legend(FILE *f, double x, double y, int s, const char *name)
 {
-	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" "
+	fprintf(f,
+		"<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" "
 		"fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">"
-		"%s</text>\n", x, y - 9, colour[s], x + 14, y, name);
+		"%s</text>\n",
+		x, y - 9, colour[s], x + 14, y, name);
 }
 
 static void panel(FILE *f, const json_t *sc, const json_t *run,
@@ -295,8 +305,8 @@ static void panel(FILE *f, const json_t *sc, const json_t *run,
 {
 	double kills = 0;
 	const char *name = json_string_value(json_object_get(sc, "name"));
-	const char *desc = json_string_value(json_object_get(sc,
-							     "description"));
+	const char *desc =
+		json_string_value(json_object_get(sc, "description"));
 	struct plot mem, chk, ev;
 	double tmax, m, bw;
 	size_t i;
@@ -306,15 +316,19 @@ static void panel(FILE *f, const json_t *sc, const json_t *run,
 	tmax = tl->n && tl->t[tl->n - 1] > 0 ? tl->t[tl->n - 1] : 1;
 	fprintf(f, "<g class=\"scenario\" id=\"scenario-");
 	xml_puts(f, name);
-	fprintf(f, "\">\n<text x=\"%d\" y=\"%.1f\" font-size=\"15\" "
-		"font-weight=\"bold\">", LEFT, top + 22);
+	fprintf(f,
+		"\">\n<text x=\"%d\" y=\"%.1f\" font-size=\"15\" "
+		"font-weight=\"bold\">",
+		LEFT, top + 22);
 	xml_puts(f, name);
 	fputs("</text>\n", f);
-	fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
-		"fill=\"#555\">", LEFT, top + 40);
+	fprintf(f,
+		"<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
+		"fill=\"#555\">",
+		LEFT, top + 40);
 	xml_puts(f, desc ? desc : "");
-	fprintf(f, " (first run of %zu", json_array_size(
-		json_object_get(sc, "runs")));
+	fprintf(f, " (first run of %zu",
+		json_array_size(json_object_get(sc, "runs")));
 	if (!mp_json_path_num(run, "oom_kills", &kills) && kills > 0)
 		fprintf(f, "; <tspan fill=\"#c0392b\">%g OOM kill%s</tspan>",
 			kills, kills == 1 ? "" : "s");
@@ -339,7 +353,8 @@ static void panel(FILE *f, const json_t *sc, const json_t *run,
 	/* reclaim requests: ticks along the bottom of the chunks plot */
 	/* bars 80% of a sample interval wide */
 	bw = tl->n > 1 ? (px(&chk, tl->t[tl->n - 1]) - px(&chk, tl->t[0])) /
-			 (tl->n - 1) * 0.8 : 4;
+				 (tl->n - 1) * 0.8 :
+			 4;
 	bw = fmax(1.0, bw);
 	if (tl->have[S_REQ]) {
 		m = series_max(tl, S_REQ);
@@ -349,12 +364,12 @@ static void panel(FILE *f, const json_t *sc, const json_t *run,
 			if (isnan(v) || v <= 0)
 				continue;
 			h = 6 + 18 * (m > 0 ? v / m : 0);
-			fprintf(f, "<rect class=\"request\" x=\"%.1f\" "
+			fprintf(f,
+				"<rect class=\"request\" x=\"%.1f\" "
 				"y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 				"fill=\"%s\" opacity=\"0.8\"/>\n",
 				bar_x(&chk, tl->t[i], bw), chk.y + chk.h - h,
-				bw, h,
-				colour[S_REQ]);
+				bw, h, colour[S_REQ]);
 		}
 	}
 	legend(f, LEFT + 10, chk.y + 16, S_CHUNKS, "chunks held");
@@ -380,11 +395,14 @@ static void panel(FILE *f, const json_t *sc, const json_t *run,
 
 			if (isnan(v) || v <= 0)
 				continue;
-			fprintf(f, "<rect class=\"event-%s\" x=\"%.1f\" "
+			fprintf(f,
+				"<rect class=\"event-%s\" x=\"%.1f\" "
 				"y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-				"fill=\"%s\"/>\n", j == S_LOW ? "low" :
-				j == S_MEDIUM ? "medium" : j == S_CRITICAL ?
-				"critical" : "all",
+				"fill=\"%s\"/>\n",
+				j == S_LOW	? "low" :
+				j == S_MEDIUM	? "medium" :
+				j == S_CRITICAL ? "critical" :
+						  "all",
 				bar_x(&ev, tl->t[i], bw), py(&ev, base + v), bw,
 				py(&ev, base) - py(&ev, base + v), colour[j]);
 			base += v;
@@ -399,9 +417,10 @@ static void panel(FILE *f, const json_t *sc, const json_t *run,
 	/* time axis under the last plot, at the grid lines */
 	bw = nice_ceil(tmax / 10);
 	for (m = 0; m <= tmax + bw / 1000; m += bw)
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
-			"text-anchor=\"middle\">%g s</text>\n", px(&ev, m),
-			ev.y + ev.h + 14, m);
+		fprintf(f,
+			"<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" "
+			"text-anchor=\"middle\">%g s</text>\n",
+			px(&ev, m), ev.y + ev.h + 14, m);
 	fputs("</g>\n", f);
 }
 
@@ -411,11 +430,15 @@ static void empty_panel(FILE *f, const json_t *sc, double top)
 
 	const char *why = json_string_value(json_object_get(sc, "reason"));
 
-	fprintf(f, "<g class=\"scenario\">\n<text x=\"%d\" y=\"%.1f\" "
-		"font-size=\"15\" font-weight=\"bold\">", LEFT, top + 22);
+	fprintf(f,
+		"<g class=\"scenario\">\n<text x=\"%d\" y=\"%.1f\" "
+		"font-size=\"15\" font-weight=\"bold\">",
+		LEFT, top + 22);
 	xml_puts(f, name);
-	fprintf(f, "</text>\n<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
-		"fill=\"#555\">no timeline", LEFT, top + 42);
+	fprintf(f,
+		"</text>\n<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
+		"fill=\"#555\">no timeline",
+		LEFT, top + 42);
 	if (why) {
 		fputs(": ", f);
 		xml_puts(f, why);
@@ -434,15 +457,15 @@ static const json_t *first_timeline_run(const json_t *sc)
 	return NULL;
 }
 
-#define EMPTY_H		60
+#define EMPTY_H 60
 
 static const json_t *first_timeline_run(const json_t *sc);
 
 int mp_svg_report(FILE *f, const json_t *report, struct mp_err *err)
 {
 	json_t *scs = json_object_get(report, "scenarios"), *sc;
-	const char *kernel = json_string_value(mp_json_path(report,
-					       "system.kernel_release"));
+	const char *kernel = json_string_value(
+		mp_json_path(report, "system.kernel_release"));
 	double top = 30, height = 30;
 	size_t i;
 
@@ -450,14 +473,17 @@ int mp_svg_report(FILE *f, const json_t *report, struct mp_err *err)
 		return -1;
 	json_array_foreach(scs, i, sc)
 		height += first_timeline_run(sc) ? PANEL_H : EMPTY_H;
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	fprintf(f,
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		"height=\"%.0f\" viewBox=\"0 0 %d %.0f\" "
 		"font-family=\"sans-serif\">\n"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
 		W, height + 10, W, height + 10);
-	fprintf(f, "<text x=\"%d\" y=\"20\" font-size=\"13\" fill=\"#333\">"
-		"mpctl report, kernel ", LEFT);
+	fprintf(f,
+		"<text x=\"%d\" y=\"20\" font-size=\"13\" fill=\"#333\">"
+		"mpctl report, kernel ",
+		LEFT);
 	xml_puts(f, kernel ? kernel : "unknown");
 	fputs("</text>\n", f);
 	json_array_foreach(scs, i, sc) {
@@ -491,7 +517,8 @@ int mp_html_report(FILE *f, const json_t *report, struct mp_err *err)
 	      "<title>mpctl report</title><style>body{font-family:sans-serif}"
 	      "table{border-collapse:collapse}td,th{border:1px solid #ccc;"
 	      "padding:2px 8px;text-align:right}</style></head><body>\n"
-	      "<h1>mpctl report</h1>\n", f);
+	      "<h1>mpctl report</h1>\n",
+	      f);
 	json_array_foreach(scs, i, sc) {
 		json_t *ms = json_object_get(sc, "metrics"), *s;
 		const char *key;
@@ -500,11 +527,13 @@ int mp_html_report(FILE *f, const json_t *report, struct mp_err *err)
 		xml_puts(f, json_string_value(json_object_get(sc, "name")));
 		fputs("</h2>\n<table><tr><th>metric</th><th>median</th>"
 		      "<th>min</th><th>max</th><th>spread %</th><th>n</th>"
-		      "</tr>\n", f);
+		      "</tr>\n",
+		      f);
 		json_object_foreach(ms, key, s) {
 			fputs("<tr><td>", f);
 			xml_puts(f, key);
-			fprintf(f, "</td><td>%g</td><td>%g</td><td>%g</td>"
+			fprintf(f,
+				"</td><td>%g</td><td>%g</td><td>%g</td>"
 				"<td>%g</td><td>%lld</td></tr>\n",
 				member_num(s, "median"), member_num(s, "min"),
 				member_num(s, "max"),

@@ -21,8 +21,8 @@ static void unescape(char *s)
 	char *d = s;
 
 	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
 			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
 				      (s[3] - '0'));
 			s += 4;
@@ -52,7 +52,7 @@ static bool word_in(const char *list, const char *word)
 /* One cgroup mount of mountinfo that may play a role. */
 struct mount_pick {
 	bool found;
-	bool whole;		/* the hierarchy's root is mounted: final */
+	bool whole; /* the hierarchy's root is mounted: final */
 };
 
 /*
@@ -171,8 +171,9 @@ static bool kernel_has_controller(const char *name)
 		char sub[64];
 		int hier, num, enabled;
 
-		if (sscanf(line, "%63s %d %d %d", sub, &hier, &num,
-			   &enabled) == 4 && !strcmp(sub, name) && enabled) {
+		if (sscanf(line, "%63s %d %d %d", sub, &hier, &num, &enabled) ==
+			    4 &&
+		    !strcmp(sub, name) && enabled) {
 			found = true;
 			break;
 		}
@@ -261,20 +262,24 @@ int mp_backend_probe(enum mp_backend b, struct mp_err *err)
 		if (sys->have[MP_ROLE_MEMPRESSURE])
 			return 0;
 		if (sys->kernel_mempressure)
-			return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-				       "the mempressure controller is not mounted (mount -t cgroup -o mempressure none DIR)");
-		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "the kernel has no mempressure controller (not a patched kernel)");
+			return mp_errf(
+				err, MP_EXIT_UNAVAILABLE, 0,
+				"the mempressure controller is not mounted (mount -t cgroup -o mempressure none DIR)");
+		return mp_errf(
+			err, MP_EXIT_UNAVAILABLE, 0,
+			"the kernel has no mempressure controller (not a patched kernel)");
 	case MP_BACKEND_MEMCG:
 		if (sys->pressure_level)
 			return 0;
-		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "no cgroup v1 memory hierarchy with memory.pressure_level is mounted");
+		return mp_errf(
+			err, MP_EXIT_UNAVAILABLE, 0,
+			"no cgroup v1 memory hierarchy with memory.pressure_level is mounted");
 	case MP_BACKEND_PSI:
 		if (sys->have[MP_ROLE_UNIFIED] || sys->psi_system)
 			return 0;
-		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "no PSI: neither cgroup2 nor /proc/pressure/memory is present");
+		return mp_errf(
+			err, MP_EXIT_UNAVAILABLE, 0,
+			"no PSI: neither cgroup2 nor /proc/pressure/memory is present");
 	default:
 		return mp_errf(err, MP_EXIT_USAGE, 0, "unknown backend");
 	}
@@ -302,9 +307,10 @@ static int create_failed(struct mp_err *err, const struct mp_cgroup *parent,
 
 	if (parent->hier->version != MP_CG_V2 &&
 	    (e == EACCES || e == EPERM || e == EROFS))
-		return mp_errf(err, -1, e,
-			       "cannot create cgroup '%s%s%s' (cgroup v1: only root, or a user given a directory of the hierarchy, can; --cgroup runs in an existing cgroup)",
-			       parent->path, sep, name);
+		return mp_errf(
+			err, -1, e,
+			"cannot create cgroup '%s%s%s' (cgroup v1: only root, or a user given a directory of the hierarchy, can; --cgroup runs in an existing cgroup)",
+			parent->path, sep, name);
 	return mp_errf(err, -1, e, "cannot create cgroup '%s%s%s'",
 		       parent->path, sep, name);
 }
@@ -339,7 +345,8 @@ int mp_target_resolve(const char *user, struct mp_target *t)
 			continue;
 		if (!mp_cgroup_resolve(&sys->hier[r], user, &t->role[r].cg,
 				       &t->role[r].err)) {
-			snprintf(hpath, sizeof(hpath), "%s", t->role[r].cg.path);
+			snprintf(hpath, sizeof(hpath), "%s",
+				 t->role[r].cg.path);
 			path = hpath;
 		}
 		break;
@@ -381,15 +388,13 @@ int mp_target_get(const struct mp_target *t, enum mp_role role,
 	return 0;
 }
 
-static int write_u64(const struct mp_cgroup *cg, const char *file,
-		     uint64_t v)
+static int write_u64(const struct mp_cgroup *cg, const char *file, uint64_t v)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
 	return mp_cg_write(cg, file, buf);
 }
-
 
 static int set_limits(const struct mp_cgroup *cg,
 		      const struct mp_target_spec *spec, struct mp_err *err)
@@ -414,8 +419,8 @@ static int set_limits(const struct mp_cgroup *cg,
 	 * only guides global reclaim.
 	 */
 	if (spec->high)
-		write_u64(cg, v1 ? "memory.soft_limit_in_bytes" :
-			  "memory.high", spec->high);
+		write_u64(cg, v1 ? "memory.soft_limit_in_bytes" : "memory.high",
+			  spec->high);
 	return 0;
 }
 
@@ -435,9 +440,10 @@ int mp_target_create(const struct mp_target *parent, const char *name,
 	if (pm->hier->version == MP_CG_V2) {
 		/* the limit needs memory in the parent's subtree */
 		if (v2_enable(pm, "memory"))
-			return mp_errf(err, -1, errno,
-				       "cannot enable the memory controller for the children of '%s'",
-				       pm->path);
+			return mp_errf(
+				err, -1, errno,
+				"cannot enable the memory controller for the children of '%s'",
+				pm->path);
 		if (spec && spec->mempressure &&
 		    v2_has_controller(pm->hier, "mempressure"))
 			v2_enable(pm, "mempressure");
@@ -448,8 +454,8 @@ int mp_target_create(const struct mp_target *parent, const char *name,
 	if (spec && set_limits(&cm->cg, spec, err))
 		goto fail;
 	if (pm->hier->version == MP_CG_V2)
-		child->role[MP_ROLE_UNIFIED] = (struct mp_target_cg){
-			.ok = true, .cg = cm->cg };
+		child->role[MP_ROLE_UNIFIED] =
+			(struct mp_target_cg){ .ok = true, .cg = cm->cg };
 	else
 		mp_errf(&child->role[MP_ROLE_UNIFIED].err, MP_EXIT_UNAVAILABLE,
 			0, "cgroup '%s' is not on cgroup2", cm->cg.path);
@@ -484,7 +490,7 @@ int mp_target_join(const struct mp_target *t, pid_t pid, struct mp_err *err)
 	snprintf(buf, sizeof(buf), "%d", pid ? (int)pid : (int)getpid());
 	for (r = 0; r < MP_ROLE_NR; r++) {
 		if (r == MP_ROLE_UNIFIED)
-			continue;	/* a cgroup to read, not to join */
+			continue; /* a cgroup to read, not to join */
 		const struct mp_cgroup *cg = mp_target_cg(t, r);
 
 		if (!cg)
@@ -546,8 +552,7 @@ static unsigned long pidns_id(void)
 	return stat("/proc/self/ns/pid", &st) ? 0 : (unsigned long)st.st_ino;
 }
 
-int mp_target_name(char *buf, size_t len, const char *kind,
-		   const char *suffix)
+int mp_target_name(char *buf, size_t len, const char *kind, const char *suffix)
 {
 	int n = snprintf(buf, len, "mpctl-%s-%d-%lu%s%s", kind, (int)getpid(),
 			 pidns_id(), suffix ? "-" : "", suffix ? suffix : "");
@@ -580,8 +585,8 @@ static void remove_empty_tree(const struct mp_cgroup *cg)
 				continue;
 			child = *cg;
 			if (snprintf(child.dir, sizeof(child.dir), "%s/%s",
-				     cg->dir, de->d_name) >=
-			    (int)sizeof(child.dir))
+				     cg->dir,
+				     de->d_name) >= (int)sizeof(child.dir))
 				continue;
 			if (cg_empty(&child))
 				rmdir(child.dir);
@@ -610,11 +615,11 @@ void mp_target_remove_stale(const struct mp_target *parent, const char *kind)
 		struct dirent *de;
 		DIR *d;
 
-		if (!pcg || (r == MP_ROLE_UNIFIED &&
-			     mp_target_cg(parent, MP_ROLE_MEMORY) &&
-			     !strcmp(pcg->dir,
-				     mp_target_cg(parent,
-						  MP_ROLE_MEMORY)->dir)))
+		if (!pcg ||
+		    (r == MP_ROLE_UNIFIED &&
+		     mp_target_cg(parent, MP_ROLE_MEMORY) &&
+		     !strcmp(pcg->dir,
+			     mp_target_cg(parent, MP_ROLE_MEMORY)->dir)))
 			continue;
 		d = opendir(pcg->dir);
 		if (!d)
@@ -636,8 +641,8 @@ void mp_target_remove_stale(const struct mp_target *parent, const char *kind)
 				continue;
 			*cg = *pcg;
 			if (snprintf(cg->dir, sizeof(cg->dir), "%s/%s",
-				     pcg->dir, de->d_name) >=
-			    (int)sizeof(cg->dir))
+				     pcg->dir,
+				     de->d_name) >= (int)sizeof(cg->dir))
 				continue;
 			remove_empty_tree(cg);
 		}
@@ -695,23 +700,27 @@ static int v2_delegated(struct mp_parent *p, const char *kind, bool own,
 			e = errno;
 	}
 	if (e == EROFS)
-		return mp_errf(err, MP_EXIT_NOPERM, 0,
-			       "the cgroup file system '%s' is read-only here: give the container a writable, delegated cgroup2 (its own cgroup namespace), or name a writable cgroup",
-			       cg->hier->mnt);
+		return mp_errf(
+			err, MP_EXIT_NOPERM, 0,
+			"the cgroup file system '%s' is read-only here: give the container a writable, delegated cgroup2 (its own cgroup namespace), or name a writable cgroup",
+			cg->hier->mnt);
 	if (e)
-		return mp_errf(err, MP_EXIT_NOPERM, 0,
-			       "cgroup '%s' is not delegated to you: run mpctl in a systemd service or scope with Delegate=yes (systemd-run --user --scope -p Delegate=yes mpctl ...), or name a delegated cgroup",
-			       cg->path);
+		return mp_errf(
+			err, MP_EXIT_NOPERM, 0,
+			"cgroup '%s' is not delegated to you: run mpctl in a systemd service or scope with Delegate=yes (systemd-run --user --scope -p Delegate=yes mpctl ...), or name a delegated cgroup",
+			cg->path);
 	if (has_word(cg, "cgroup.subtree_control", "memory"))
 		return 0;
 	if (!own && others_in(cg))
-		return mp_errf(err, MP_EXIT_FAILURE, 0,
-			       "cgroup '%s' has processes: a cgroup2 parent with processes cannot enable the memory controller for its children",
-			       cg->path);
+		return mp_errf(
+			err, MP_EXIT_FAILURE, 0,
+			"cgroup '%s' has processes: a cgroup2 parent with processes cannot enable the memory controller for its children",
+			cg->path);
 	if (own && others_in(cg))
-		return mp_errf(err, MP_EXIT_FAILURE, 0,
-			       "cgroup '%s' has other processes, so controllers cannot be enabled below it (cgroup2's no-internal-process rule): start mpctl in a cgroup of its own (systemd-run --scope -p Delegate=yes mpctl ...)",
-			       cg->path);
+		return mp_errf(
+			err, MP_EXIT_FAILURE, 0,
+			"cgroup '%s' has other processes, so controllers cannot be enabled below it (cgroup2's no-internal-process rule): start mpctl in a cgroup of its own (systemd-run --scope -p Delegate=yes mpctl ...)",
+			cg->path);
 	if (own) {
 		if (mp_target_name(name, sizeof(name), kind, "self"))
 			return mp_errf(err, MP_EXIT_FAILURE, errno, "%s", kind);
@@ -727,9 +736,10 @@ static int v2_delegated(struct mp_parent *p, const char *kind, bool own,
 		p->moved = true;
 	}
 	if (v2_enable(cg, "memory"))
-		return mp_errf(err, -1, errno,
-			       "cannot enable the memory controller for the children of '%s'",
-			       cg->path);
+		return mp_errf(
+			err, -1, errno,
+			"cannot enable the memory controller for the children of '%s'",
+			cg->path);
 	p->enabled = true;
 	if (has_word(cg, "cgroup.controllers", "mempressure") &&
 	    !v2_enable(cg, "mempressure"))
@@ -737,16 +747,17 @@ static int v2_delegated(struct mp_parent *p, const char *kind, bool own,
 	return 0;
 }
 
-int mp_parent_acquire(const char *user, const char *kind,
-		      struct mp_parent *p, struct mp_err *err)
+int mp_parent_acquire(const char *user, const char *kind, struct mp_parent *p,
+		      struct mp_err *err)
 {
 	const struct mp_system *sys = mp_system();
 	const struct mp_cgroup *mem;
 
 	memset(p, 0, sizeof(*p));
 	if (!sys->have[MP_ROLE_MEMORY])
-		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "no memory cgroup: neither a v1 memory hierarchy nor cgroup2 with the memory controller");
+		return mp_errf(
+			err, MP_EXIT_UNAVAILABLE, 0,
+			"no memory cgroup: neither a v1 memory hierarchy nor cgroup2 with the memory controller");
 	if (!user && sys->v1_memory) {
 		mp_target_resolve("/", &p->t);
 		return 0;
@@ -775,9 +786,11 @@ void mp_parent_release(struct mp_parent *p)
 	 * take a process again, so then the caller cannot move back, and
 	 * the leaf stays for the next run's cleanup.
 	 */
-	if (p->enabled && !has_other_children(cg, p->moved ? p->leaf.dir : "")) {
+	if (p->enabled &&
+	    !has_other_children(cg, p->moved ? p->leaf.dir : "")) {
 		if (p->enabled_mp)
-			mp_cg_write(cg, "cgroup.subtree_control", "-mempressure");
+			mp_cg_write(cg, "cgroup.subtree_control",
+				    "-mempressure");
 		mp_cg_write(cg, "cgroup.subtree_control", "-memory");
 	}
 	if (p->moved && !move_self(&p->home))

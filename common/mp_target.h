@@ -42,10 +42,10 @@ enum mp_role {
 struct mp_system {
 	bool have[MP_ROLE_NR];
 	struct mp_hier hier[MP_ROLE_NR];
-	bool v1_memory;		/* the memory role is on a v1 hierarchy */
-	bool v2_memory;		/* cgroup2 has the memory controller */
-	bool pressure_level;	/* v1 memory.pressure_level exists */
-	bool psi_system;	/* /proc/pressure/memory exists */
+	bool v1_memory;		 /* the memory role is on a v1 hierarchy */
+	bool v2_memory;		 /* cgroup2 has the memory controller */
+	bool pressure_level;	 /* v1 memory.pressure_level exists */
+	bool psi_system;	 /* /proc/pressure/memory exists */
 	bool kernel_mempressure; /* /proc/cgroups lists mempressure */
 };
 
@@ -59,15 +59,15 @@ const char *mp_system_mode(const struct mp_system *sys);
 
 struct mp_target_cg {
 	bool ok;
-	bool created;		/* by mp_target_create(): removed by us */
+	bool created; /* by mp_target_create(): removed by us */
 	struct mp_cgroup cg;
-	struct mp_err err;	/* why not ok */
+	struct mp_err err; /* why not ok */
 };
 
 struct mp_target {
 	struct mp_target_cg role[MP_ROLE_NR];
-	bool own;		/* the caller's own cgroup */
-	char user[PATH_MAX];	/* what the user named, for messages */
+	bool own;	     /* the caller's own cgroup */
+	char user[PATH_MAX]; /* what the user named, for messages */
 };
 
 /*
@@ -88,18 +88,18 @@ struct mp_target *mp_target_new(const char *user);
  */
 int mp_target_get(const struct mp_target *t, enum mp_role role,
 		  const struct mp_cgroup **cg, struct mp_err *err);
-static inline const struct mp_cgroup *
-mp_target_cg(const struct mp_target *t, enum mp_role role)
+static inline const struct mp_cgroup *mp_target_cg(const struct mp_target *t,
+						   enum mp_role role)
 {
 	return t->role[role].ok ? &t->role[role].cg : NULL;
 }
 
 /* What a created target gets. */
 struct mp_target_spec {
-	uint64_t limit;		/* memory.max / memory.limit_in_bytes */
-	uint64_t high;		/* memory.high / soft limit; 0: none */
-	bool swap;		/* allow swap (else 0 where the file exists) */
-	bool mempressure;	/* also on a separate mempressure hierarchy */
+	uint64_t limit;	  /* memory.max / memory.limit_in_bytes */
+	uint64_t high;	  /* memory.high / soft limit; 0: none */
+	bool swap;	  /* allow swap (else 0 where the file exists) */
+	bool mempressure; /* also on a separate mempressure hierarchy */
 };
 
 /*
@@ -127,8 +127,7 @@ int mp_target_remove(struct mp_target *t, int timeout_ms);
  * stale-run cleanup removes only those of our pid namespace whose
  * process is gone.
  */
-int mp_target_name(char *buf, size_t len, const char *kind,
-		   const char *suffix);
+int mp_target_name(char *buf, size_t len, const char *kind, const char *suffix);
 /*
  * Remove, under parent (each role's cgroup), the empty cgroups of kind
  * left by runs of this pid namespace whose process is gone, and their
@@ -157,21 +156,21 @@ void mp_target_remove_stale(const struct mp_target *parent, const char *kind);
  */
 struct mp_parent {
 	struct mp_target t;
-	struct mp_cgroup home;	/* the caller's cgroup before the move */
+	struct mp_cgroup home; /* the caller's cgroup before the move */
 	struct mp_cgroup leaf;
 	bool moved;
-	bool enabled;		/* memory enabled in t's subtree_control */
-	bool enabled_mp;	/* and mempressure */
+	bool enabled;	 /* memory enabled in t's subtree_control */
+	bool enabled_mp; /* and mempressure */
 };
 
-int mp_parent_acquire(const char *user, const char *kind,
-		      struct mp_parent *p, struct mp_err *err);
+int mp_parent_acquire(const char *user, const char *kind, struct mp_parent *p,
+		      struct mp_err *err);
 void mp_parent_release(struct mp_parent *p);
 
 /* Backends and the order in which each use prefers them (one table). */
 enum mp_use {
-	MP_USE_EVENTS = 0,	/* listen: the best interface present */
-	MP_USE_EMULATION,	/* a shrinker emulated over events */
+	MP_USE_EVENTS = 0, /* listen: the best interface present */
+	MP_USE_EMULATION,  /* a shrinker emulated over events */
 	MP_USE_NR,
 };
 /* 0 if the backend is present on this machine, else -1 and why (69). */

@@ -10,8 +10,7 @@
 #include "mp_clock.h"
 #include "mp_wait.h"
 
-int mp_waiter_init(struct mp_waiter *w, uint64_t timeout_ns,
-		   struct mp_err *err)
+int mp_waiter_init(struct mp_waiter *w, uint64_t timeout_ns, struct mp_err *err)
 {
 	sigset_t mask;
 
@@ -47,8 +46,9 @@ enum mp_wait_result mp_wait(struct mp_waiter *w, int fd, short events)
 			 * takes an int (about 24.8 days): wait again after
 			 */
 			timeout = (w->deadline - now) / 1000000 >= INT_MAX ?
-				  INT_MAX :
-				  (int)((w->deadline - now + 999999) / 1000000);
+					  INT_MAX :
+					  (int)((w->deadline - now + 999999) /
+						1000000);
 		}
 		if (poll(pfd, 2, timeout) < 0) {
 			if (errno == EINTR)

@@ -13,14 +13,14 @@
 
 enum mp_wait_result {
 	MP_WAIT_ERROR = -1,
-	MP_WAIT_TIMEOUT = 0,	/* the deadline passed */
-	MP_WAIT_READY = 1,	/* the fd has the events asked for */
-	MP_WAIT_SIGNAL = 2,	/* SIGINT, SIGTERM or SIGHUP arrived */
+	MP_WAIT_TIMEOUT = 0, /* the deadline passed */
+	MP_WAIT_READY = 1,   /* the fd has the events asked for */
+	MP_WAIT_SIGNAL = 2,  /* SIGINT, SIGTERM or SIGHUP arrived */
 };
 
 struct mp_waiter {
 	int sfd;
-	uint64_t deadline;	/* CLOCK_MONOTONIC ns, 0 for none */
+	uint64_t deadline; /* CLOCK_MONOTONIC ns, 0 for none */
 };
 
 /* Blocks the signals and opens the signalfd; timeout_ns 0 for none. */

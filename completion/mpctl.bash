@@ -8,7 +8,7 @@ _mpctl_commands="listen register add stress report info"
 _mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --json --exec --metrics --realtime --verbose --quiet --sysroot --help --usage --version"
 _mpctl_opts_register="--backend --cgroup --chunk --chunks --count --emulate --help --join --json --keep --timeout --usage --verbose --quiet --version"
 _mpctl_opts_add="--help --json --quiet --timeout --usage --version --wait"
-_mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-early-warning --no-throttle --swap --parent --until-freed --force --strategy --miss-cost --seed --free --no-populate --lazyfree --quiet --verbose"
+_mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-early-warning --no-throttle --swap --parent --until-freed --force --strategy --miss-cost --seed --free --no-populate --lazyfree --answer-delay --quiet --verbose"
 _mpctl_opts_report="--allow-empty --allow-unsure --force --alpha --compare --duration --help --html --input --json --limit --list --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent --quiet --verbose"
 _mpctl_opts_info="--cgroup --help --json --pretty --sysroot --usage --version"
 

@@ -17,7 +17,7 @@
 #include "mp_pressure.h"
 #include "mp_thread.h"
 
-#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define LOAD(x)	  __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
 #define SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
@@ -32,8 +32,8 @@ static const char *const names[STRESS_STRATEGY_NR] = {
 
 const char *stress_strategy_name(enum stress_strategy s)
 {
-	return s > STRESS_STRATEGY_OFF && s < STRESS_STRATEGY_NR ?
-	       names[s] : NULL;
+	return s > STRESS_STRATEGY_OFF && s < STRESS_STRATEGY_NR ? names[s] :
+								   NULL;
 }
 
 int stress_strategy_parse(const char *name, enum stress_strategy *s)
@@ -62,19 +62,19 @@ bool stress_strategy_kernel(enum stress_strategy s)
 struct slot {
 	pthread_mutex_t lock;
 	bool held;
-	bool ref;		/* read since the clock hand passed */
-	char *mem;		/* the chunk; NULL when not held (munmap, free) */
+	bool ref;  /* read since the clock hand passed */
+	char *mem; /* the chunk; NULL when not held (munmap, free) */
 };
 
 struct cache {
 	const struct stress_cache_cfg *cfg;
 	struct stress_shared *shm;
-	char *base;		/* the slots' mapping (reuse), or NULL */
+	char *base; /* the slots' mapping (reuse), or NULL */
 	struct slot *slot;
-	double *cdf;		/* Zipf popularity, cumulative */
+	double *cdf; /* Zipf popularity, cumulative */
 	size_t page;
-	bool lazy;		/* MADV_FREE once filled */
-	uint64_t hand;		/* the clock's, reclaim thread only */
+	bool lazy;     /* MADV_FREE once filled */
+	uint64_t hand; /* the clock's, reclaim thread only */
 };
 
 struct reader {
@@ -342,8 +342,9 @@ static int setup(struct cache *c, const struct stress_cache_cfg *cfg)
 		return -1;
 	if (cfg->free_mode == STRESS_FREE_REUSE) {
 		c->base = mmap(NULL, cfg->slots * cfg->chunk_size,
-			       PROT_READ | PROT_WRITE, MAP_PRIVATE |
-			       MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			       PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			       0);
 		if (c->base == MAP_FAILED) {
 			c->base = NULL;
 			return -1;

@@ -42,13 +42,13 @@
 #include "engine.h"
 
 enum stress_strategy {
-	STRESS_STRATEGY_OFF = 0,	/* the allocator engine, no cache */
+	STRESS_STRATEGY_OFF = 0, /* the allocator engine, no cache */
 	STRESS_STRATEGY_NONE,
 	STRESS_STRATEGY_MADV_FREE,
 	STRESS_STRATEGY_PSI,
 	STRESS_STRATEGY_KERNEL,
 	STRESS_STRATEGY_KERNEL_LAZYFREE,
-	STRESS_STRATEGY_RECLAIM_AGENT,	/* the parent writes memory.reclaim */
+	STRESS_STRATEGY_RECLAIM_AGENT, /* the parent writes memory.reclaim */
 	STRESS_STRATEGY_NR,
 };
 
@@ -65,14 +65,14 @@ struct stress_cache_cfg {
 	enum stress_strategy strategy;
 	uint64_t chunk_size;
 	uint64_t slots;
-	int threads;		/* readers */
+	int threads; /* readers */
 	uint64_t miss_cost_ns;
 	uint64_t seed;
 	enum stress_free free_mode;
 	bool no_populate;	/* munmap, free: no MADV_POPULATE_WRITE */
-	struct mp_shrinker *sh;	/* NULL without a shrinker */
+	struct mp_shrinker *sh; /* NULL without a shrinker */
 	struct stress_shared *shm;
-	int usage_fd;		/* >= 0: pause misses above high_bytes */
+	int usage_fd; /* >= 0: pause misses above high_bytes */
 	uint64_t high_bytes;
 };
 

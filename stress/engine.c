@@ -37,7 +37,7 @@ struct stress_engine {
 	bool have_rthr;
 };
 
-#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define LOAD(x)	  __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
 #define SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
@@ -230,15 +230,16 @@ struct stress_engine *stress_engine_start(const struct stress_engine_cfg *cfg)
 		.lazyfree = cfg->lazyfree,
 		/* the reuse mode's reservation; the others map per chunk */
 		.reserve_chunks = cfg->free_mode == STRESS_FREE_REUSE ?
-				  cfg->max_chunks + cfg->threads : 0,
+					  cfg->max_chunks + cfg->threads :
+					  0,
 	};
 	struct stress_engine *e;
 	int i;
 
 	e = calloc(1, sizeof(*e));
 	if (!e) {
-		snprintf(cfg->shm->error, sizeof(cfg->shm->error),
-			 "engine: %s", strerror(ENOMEM));
+		snprintf(cfg->shm->error, sizeof(cfg->shm->error), "engine: %s",
+			 strerror(ENOMEM));
 		SET(cfg->shm->state, STRESS_FAILED);
 		return NULL;
 	}
@@ -364,8 +365,8 @@ struct stress_shared *stress_shared_map(int fd)
 	link[n] = '\0';
 	if (strncmp(link, "/memfd:", 7))
 		return NULL;
-	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED,
-		   fd, 0);
+	shm = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   0);
 	return shm == MAP_FAILED ? NULL : shm;
 }
 

@@ -37,7 +37,7 @@ const char *stress_free_name(enum stress_free f);
 int stress_free_parse(const char *name, enum stress_free *f);
 
 /* an allocation this slow or slower is counted apart, exactly */
-#define STRESS_ALLOC_SLOW_NS	500000000ULL
+#define STRESS_ALLOC_SLOW_NS 500000000ULL
 
 enum stress_state {
 	STRESS_STARTING = 0,
@@ -52,52 +52,52 @@ enum stress_state {
  * (stress_params_check(), run.h) and takes nothing from its command line
  * but the memfd.
  */
-#define STRESS_PARAMS_MAGIC	0x6d707374u	/* "mpst" */
-#define STRESS_PARAMS_VERSION	1
+#define STRESS_PARAMS_MAGIC   0x6d707374u /* "mpst" */
+#define STRESS_PARAMS_VERSION 1
 
 struct stress_params {
-	uint32_t magic;			/* STRESS_PARAMS_MAGIC */
-	uint32_t version;		/* STRESS_PARAMS_VERSION */
-	uint32_t size;			/* sizeof(struct stress_shared) */
-	int32_t threads;		/* allocator threads */
-	uint64_t chunk_size;		/* bytes */
-	uint64_t max_chunks;		/* footprint bound */
-	int32_t reclaim_nice;		/* -20 to 19 */
-	int32_t reclaim_rt;		/* 0 (none) to 99 */
-	int32_t usage_fd;		/* memory.current's fd, or -1 */
-	int32_t strategy;		/* enum stress_strategy, 0: none */
-	uint64_t high_bytes;		/* with usage_fd: pause above */
-	uint64_t miss_cost_ns;		/* cache workload */
-	uint64_t seed;			/* cache workload */
-	int32_t free_mode;		/* enum stress_free */
+	uint32_t magic;	       /* STRESS_PARAMS_MAGIC */
+	uint32_t version;      /* STRESS_PARAMS_VERSION */
+	uint32_t size;	       /* sizeof(struct stress_shared) */
+	int32_t threads;       /* allocator threads */
+	uint64_t chunk_size;   /* bytes */
+	uint64_t max_chunks;   /* footprint bound */
+	int32_t reclaim_nice;  /* -20 to 19 */
+	int32_t reclaim_rt;    /* 0 (none) to 99 */
+	int32_t usage_fd;      /* memory.current's fd, or -1 */
+	int32_t strategy;      /* enum stress_strategy, 0: none */
+	uint64_t high_bytes;   /* with usage_fd: pause above */
+	uint64_t miss_cost_ns; /* cache workload */
+	uint64_t seed;	       /* cache workload */
+	int32_t free_mode;     /* enum stress_free */
 	uint8_t no_populate;
 	uint8_t lazyfree;
-	uint64_t answer_delay_ns;	/* sleep before each answer */
+	uint64_t answer_delay_ns; /* sleep before each answer */
 };
 
 struct stress_shared {
-	struct stress_params params;	/* written before the engine starts */
-	struct mp_chunk_stats chunks;	/* allocated, freed */
-	uint64_t requests;		/* requests read from the shrinker */
+	struct stress_params params;  /* written before the engine starts */
+	struct mp_chunk_stats chunks; /* allocated, freed */
+	uint64_t requests;	      /* requests read from the shrinker */
 	uint64_t chunks_requested;
-	uint64_t chunks_readded;	/* could not be freed: re-added */
-	uint64_t chunks_short;		/* asked for, but none left to free */
-	uint64_t held;			/* chunks held now */
-	uint64_t add_failed;		/* shrinker add errors */
-	uint64_t throttle_ns;		/* allocators paused above high */
-	struct mp_hist latency;		/* per request: count read to freed */
-	struct mp_hist latency_chunk;	/* the same per chunk freed */
+	uint64_t chunks_readded;      /* could not be freed: re-added */
+	uint64_t chunks_short;	      /* asked for, but none left to free */
+	uint64_t held;		      /* chunks held now */
+	uint64_t add_failed;	      /* shrinker add errors */
+	uint64_t throttle_ns;	      /* allocators paused above high */
+	struct mp_hist latency;	      /* per request: count read to freed */
+	struct mp_hist latency_chunk; /* the same per chunk freed */
 	/* per chunk allocated: map and fault in (populate or a write a page) */
 	struct mp_hist alloc_latency;
-	uint64_t allocs_slow;		/* of them, >= STRESS_ALLOC_SLOW_NS */
+	uint64_t allocs_slow; /* of them, >= STRESS_ALLOC_SLOW_NS */
 	/* the cache workload (--strategy, stress/cache.c) */
-	uint64_t cache_reads;		/* reads served, hits and misses */
+	uint64_t cache_reads; /* reads served, hits and misses */
 	uint64_t cache_hits;
-	uint64_t cache_misses;		/* chunks re-created */
-	uint64_t cache_lost;		/* found dropped by the kernel */
-	uint64_t cache_slots;		/* the cache's size in chunks */
-	int stop;			/* set by the parent */
-	int state;			/* enum stress_state */
+	uint64_t cache_misses; /* chunks re-created */
+	uint64_t cache_lost;   /* found dropped by the kernel */
+	uint64_t cache_slots;  /* the cache's size in chunks */
+	int stop;	       /* set by the parent */
+	int state;	       /* enum stress_state */
 	char error[256];
 };
 

@@ -100,8 +100,10 @@ static void die(const char *what, const char *msg, int status)
 /* a usage error: one line and the hint, as mpctl gives them */
 static void die64(const char *what)
 {
-	fprintf(stderr, NAME ": %s\nTry '" NAME " --help' for more "
-		"information.\n", what);
+	fprintf(stderr,
+		NAME ": %s\nTry '" NAME " --help' for more "
+		     "information.\n",
+		what);
 	exit(64);
 }
 
@@ -118,8 +120,8 @@ static void usage(void)
 static void print_request(uint64_t requested, uint64_t freed, void *arg)
 {
 	(void)arg;
-	printf("%" PRIu64 " chunks to reclaim, %" PRIu64 " freed\n",
-	       requested, freed);
+	printf("%" PRIu64 " chunks to reclaim, %" PRIu64 " freed\n", requested,
+	       freed);
 }
 
 /* A bounded footprint (bug 4): twice the limit, or RAM available / 4. */
@@ -192,8 +194,8 @@ int main(int argc, char **argv)
 	int c, ret;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "t:c:m:d:g:b:eAlvh", opts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:c:m:d:g:b:eAlvh", opts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 't':
 			if (mp_parse_long(optarg, 1, 1024, &threads))
@@ -264,14 +266,14 @@ int main(int argc, char **argv)
 	ecfg.chunk_size = cfg.chunk_size;
 	ecfg.threads = (int)threads;
 	ecfg.max_chunks = maxc ? (uint64_t)maxc :
-			  default_max_chunks(sh, cfg.chunk_size);
+				 default_max_chunks(sh, cfg.chunk_size);
 	ecfg.sh = sh;
 	shm = stress_shared_new(NULL);
 	if (!shm)
 		die("out of memory", NULL, 1);
 	ecfg.shm = shm;
 	printf(NAME ": %s shrinker (%s) on %s, %lld threads, "
-	       "chunk %" PRIu64 ", at most %" PRIu64 " chunks\n",
+		    "chunk %" PRIu64 ", at most %" PRIu64 " chunks\n",
 	       mp_shrinker_mode_name(mp_shrinker_mode(sh)),
 	       mp_backend_name(mp_shrinker_backend(sh)),
 	       mp_shrinker_cgroup(sh) ? mp_shrinker_cgroup(sh)->path : "?",
@@ -285,11 +287,10 @@ int main(int argc, char **argv)
 
 	cs = &shm->chunks;
 	printf("\nTOTAL: allocated %" PRIu64 " chunks, reclaimed %" PRIu64
-	       " chunks (%" PRIu64 " MiB) on %" PRIu64 " requests for %"
-	       PRIu64 "; re-added %" PRIu64 ", short %" PRIu64 "\n",
-	       cs->allocated, cs->freed,
-	       cs->freed * cfg.chunk_size >> 20, shm->requests,
-	       shm->chunks_requested, shm->chunks_readded,
+	       " chunks (%" PRIu64 " MiB) on %" PRIu64 " requests for %" PRIu64
+	       "; re-added %" PRIu64 ", short %" PRIu64 "\n",
+	       cs->allocated, cs->freed, cs->freed * cfg.chunk_size >> 20,
+	       shm->requests, shm->chunks_requested, shm->chunks_readded,
 	       shm->chunks_short);
 	printf("reclaim latency: p50 %" PRIu64 " us, p99 %" PRIu64
 	       " us, max %" PRIu64 " us\n",
@@ -298,7 +299,8 @@ int main(int argc, char **argv)
 	       shm->latency.max / 1000);
 	if (ecfg.lazyfree)
 		printf("lost %" PRIu64 " chunks (MADV_FREE, dropped by "
-		       "reclaim)\n", cs->lost);
+		       "reclaim)\n",
+		       cs->lost);
 	ret = fflush(stdout) ? 1 : 0;
 	if (shm->error[0]) {
 		fprintf(stderr, NAME ": %s\n", shm->error);

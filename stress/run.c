@@ -27,8 +27,8 @@
 #include "mp_target.h"
 #include "run.h"
 
-#define TICK_NS		100000000ULL	/* timeline sampling */
-#define PROGRESS_TICKS	2		/* progress every 200 ms */
+#define TICK_NS	       100000000ULL /* timeline sampling */
+#define PROGRESS_TICKS 2	    /* progress every 200 ms */
 
 extern char **environ;
 
@@ -38,14 +38,16 @@ extern char **environ;
 static bool want_mempressure(const struct stress_run_cfg *cfg)
 {
 	struct mp_shrinker_cfg scfg = {
-		.backend = cfg->backend, .emulate = cfg->emulate,
+		.backend = cfg->backend,
+		.emulate = cfg->emulate,
 	};
 
 	return mp_shrinker_wants_kernel(&scfg) &&
 	       !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL);
 }
 
-#define NO_MEMORY_CGROUP "no memory cgroup to limit the run: neither a v1 memory hierarchy nor cgroup2 with the memory controller (use --cgroup / --force to pressure the whole host)"
+#define NO_MEMORY_CGROUP \
+	"no memory cgroup to limit the run: neither a v1 memory hierarchy nor cgroup2 with the memory controller (use --cgroup / --force to pressure the whole host)"
 
 int stress_cgroups_setup(struct stress_cgroups *c,
 			 const struct stress_run_cfg *cfg, uint64_t high_bytes,
@@ -82,7 +84,8 @@ int stress_cgroups_setup(struct stress_cgroups *c,
 			return -1;
 		mp_target_remove_stale(&c->parent.t, "stress");
 		if (mp_target_name(name, sizeof(name), "stress", NULL))
-			return mp_errf(err, MP_EXIT_FAILURE, errno, "cgroup name");
+			return mp_errf(err, MP_EXIT_FAILURE, errno,
+				       "cgroup name");
 		if (mp_target_create(&c->parent.t, name, &spec, &c->tgt, err))
 			return -1;
 		c->created = true;
@@ -118,12 +121,11 @@ void stress_cgroups_remove(struct stress_cgroups *c)
 	c->hog_created = c->engine_created = c->created = false;
 }
 
-
 /* ---- the run ---- */
 
 struct hog {
 	struct mp_child c;
-	int yaml_fd;		/* memfd stress-ng writes its YAML into */
+	int yaml_fd; /* memfd stress-ng writes its YAML into */
 };
 
 struct run {
@@ -131,14 +133,14 @@ struct run {
 	struct stress_result *res;
 	struct stress_cgroups c;
 	struct mp_shrinker *sh;
-	struct mp_source *src;		/* event counting, kernel shrinker */
+	struct mp_source *src; /* event counting, kernel shrinker */
 	struct stress_shared *shm;
 	int shm_fd;
-	int usage_fd;			/* the engine's throttle, or -1 */
-	uint64_t throttle_bytes;	/* its high mark */
+	int usage_fd;		 /* the engine's throttle, or -1 */
+	uint64_t throttle_bytes; /* its high mark */
 	struct mp_memstat ms;
 	bool have_ms;
-	uint64_t footprint;		/* chunks the allocators aim at */
+	uint64_t footprint; /* chunks the allocators aim at */
 	uint64_t oom_base;
 	struct mp_child engine;
 	struct hog hog;
@@ -161,8 +163,8 @@ static int start_engine(struct run *r, struct mp_err *err)
 	struct stress_run_cfg *cfg = r->cfg;
 	struct stress_params *p = &r->shm->params;
 	struct mp_child *c = &r->engine;
-	char fd[24], *argv[] = { "mpctl", STRESS_ENGINE_APPLET, "--shm", fd,
-				 NULL };
+	char fd[24],
+		*argv[] = { "mpctl", STRESS_ENGINE_APPLET, "--shm", fd, NULL };
 
 	*p = (struct stress_params){
 		.magic = STRESS_PARAMS_MAGIC,
@@ -313,8 +315,7 @@ static int start_hog(struct run *r, struct mp_err *err)
 	words = mp_parse_words(r->cfg->hog, &n);
 	if (!words)
 		return mp_errf(err, MP_EXIT_USAGE, errno,
-			       "invalid arguments for --hog '%s'",
-			       r->cfg->hog);
+			       "invalid arguments for --hog '%s'", r->cfg->hog);
 	/*
 	 * stress-ng's report goes to a memfd, opened by stress-ng through
 	 * /proc/self/fd: nothing in /tmp to leak when we are SIGKILLed.
@@ -345,8 +346,7 @@ static int start_hog(struct run *r, struct mp_err *err)
 	c->pgroup = true;
 	c->pdeathsig = SIGKILL;
 	if (mp_child_keep(c, r->hog.yaml_fd, err) ||
-	    mp_child_join(c, r->c.hog_cg->dir, err) ||
-	    mp_child_start(c, err))
+	    mp_child_join(c, r->c.hog_cg->dir, err) || mp_child_start(c, err))
 		goto out;
 	/* what ran, kept for the result */
 	r->res->hog_argv = mp_argv_dup(argv);
@@ -406,7 +406,7 @@ static void update_events(struct run *r)
 	int l;
 
 	if (r->src || !r->sh)
-		return;		/* counted as they come, or none */
+		return; /* counted as they come, or none */
 	mp_shrinker_stats(r->sh, &st);
 	for (l = 0; l < MP_LEVEL_NR; l++)
 		r->res->events[l] = st.events[l];
@@ -540,7 +540,8 @@ static void run_loop(struct run *r)
 				return;
 			if (r->engine.exited) {
 				*reason = WIFSIGNALED(r->engine.status) ?
-					  "engine_killed" : "engine_failed";
+						  "engine_killed" :
+						  "engine_failed";
 				return;
 			}
 		}
@@ -560,7 +561,7 @@ static void run_loop(struct run *r)
 			if (r->cfg->until_freed &&
 			    __atomic_load_n(&r->shm->chunks.freed,
 					    __ATOMIC_RELAXED) >=
-			    r->cfg->until_freed) {
+				    r->cfg->until_freed) {
 				*reason = "freed";
 				return;
 			}
@@ -588,8 +589,8 @@ static void pressure_totals(struct run *r, bool start)
 	    mp_read_file(path, buf, sizeof(buf)) < 0) {
 		src = "host";
 		if (mp_read_file(mp_syspath(path, sizeof(path),
-					    "/proc/pressure/memory"), buf,
-				 sizeof(buf)) < 0) {
+					    "/proc/pressure/memory"),
+				 buf, sizeof(buf)) < 0) {
 			res->pressure_source = NULL;
 			return;
 		}
@@ -618,8 +619,11 @@ static void finish(struct run *r)
 	res->end_ns = now_ns();
 	take_sample(r, res->end_ns);
 	if (r->c.created &&
-	    !mp_cg_read_u64(cg, cg->hier->version == MP_CG_V1 ?
-			    "memory.max_usage_in_bytes" : "memory.peak", &v) &&
+	    !mp_cg_read_u64(cg,
+			    cg->hier->version == MP_CG_V1 ?
+				    "memory.max_usage_in_bytes" :
+				    "memory.peak",
+			    &v) &&
 	    v > res->peak)
 		res->peak = v;
 	v = 0;
@@ -674,20 +678,22 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 	/* --cgroup without --limit: checked against its own limit later */
 	if ((!cfg->cgroup || cfg->limit_set) && cfg->chunk > cfg->limit)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "chunk size %" PRIu64 " is larger than the limit %" PRIu64,
+			       "chunk size %" PRIu64
+			       " is larger than the limit %" PRIu64,
 			       cfg->chunk, cfg->limit);
-	if (!cfg->cgroup && cfg->limit / STRESS_LIMIT_PER_INFLIGHT /
-	    (uint64_t)cfg->threads < cfg->chunk) {
+	if (!cfg->cgroup &&
+	    cfg->limit / STRESS_LIMIT_PER_INFLIGHT / (uint64_t)cfg->threads <
+		    cfg->chunk) {
 		char a[32], b[32], c[32];
 
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "limit %s is too small for %d threads of %s chunks: at least %s (or fewer threads, smaller chunks)",
-			       mp_fmt_size(cfg->limit, a, sizeof(a)),
-			       cfg->threads,
-			       mp_fmt_size(cfg->chunk, b, sizeof(b)),
-			       mp_fmt_size(STRESS_LIMIT_PER_INFLIGHT *
-					   (uint64_t)cfg->threads * cfg->chunk,
-					   c, sizeof(c)));
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"limit %s is too small for %d threads of %s chunks: at least %s (or fewer threads, smaller chunks)",
+			mp_fmt_size(cfg->limit, a, sizeof(a)), cfg->threads,
+			mp_fmt_size(cfg->chunk, b, sizeof(b)),
+			mp_fmt_size(STRESS_LIMIT_PER_INFLIGHT *
+					    (uint64_t)cfg->threads * cfg->chunk,
+				    c, sizeof(c)));
 	}
 	if (cfg->hog && mp_path_search("stress-ng", path, sizeof(path)))
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
@@ -696,36 +702,42 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 	free(words);
 	if (cfg->hog && !words)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid arguments for --hog '%s': %s",
-			       cfg->hog, errno == EINVAL ?
-			       "a quote is not closed" : strerror(errno));
+			       "invalid arguments for --hog '%s': %s", cfg->hog,
+			       errno == EINVAL ? "a quote is not closed" :
+						 strerror(errno));
 	if (cfg->free_mode == STRESS_FREE_HEAP &&
 	    (cfg->strategy == STRESS_STRATEGY_MADV_FREE ||
 	     cfg->strategy == STRESS_STRATEGY_KERNEL_LAZYFREE))
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "--free free and strategy '%s' exclude each other: MADV_FREE takes whole pages, malloc() does not give them",
-			       stress_strategy_name(cfg->strategy));
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"--free free and strategy '%s' exclude each other: MADV_FREE takes whole pages, malloc() does not give them",
+			stress_strategy_name(cfg->strategy));
 	if (cfg->lazyfree && cfg->free_mode == STRESS_FREE_HEAP)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "--lazyfree and --free free exclude each other: glibc reuses what is freed, and MADV_FREE takes whole pages");
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"--lazyfree and --free free exclude each other: glibc reuses what is freed, and MADV_FREE takes whole pages");
 	if (cfg->lazyfree && cfg->strategy)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "--lazyfree and --strategy exclude each other: the strategy says what the cache does with its chunks (madv-free, kernel-lazyfree)");
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"--lazyfree and --strategy exclude each other: the strategy says what the cache does with its chunks (madv-free, kernel-lazyfree)");
 	if (cfg->answer_delay_ns && cfg->strategy)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "--answer-delay and --strategy exclude each other: the delay is the stress engine's, the cache answers at once");
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"--answer-delay and --strategy exclude each other: the delay is the stress engine's, the cache answers at once");
 	if (cfg->lazyfree && !lazyfree_works())
-		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "--lazyfree needs MADV_FREE (Linux 4.5), which this kernel refused: %s",
-			       strerror(errno));
+		return mp_errf(
+			err, MP_EXIT_UNAVAILABLE, 0,
+			"--lazyfree needs MADV_FREE (Linux 4.5), which this kernel refused: %s",
+			strerror(errno));
 	if (stress_strategy_kernel(cfg->strategy) &&
 	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &why))
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 			       "strategy '%s' needs the kernel's shrinker: %s",
 			       stress_strategy_name(cfg->strategy), why.msg);
 	if (cfg->emulate && cfg->backend == MP_BACKEND_MEMPRESSURE)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "--emulate and --backend mempressure contradict each other");
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"--emulate and --backend mempressure contradict each other");
 	return 0;
 }
 
@@ -738,7 +750,8 @@ static int prepare(struct run *r, struct mp_err *err)
 		.backend = cfg->backend,
 		.chunk_size = cfg->chunk,
 		.emulate = cfg->emulate,
-		.policy = { .target = cfg->target, .high = cfg->high,
+		.policy = { .target = cfg->target,
+			    .high = cfg->high,
 			    .rt_priority = cfg->rt_priority },
 	};
 	struct mp_meminfo mi;
@@ -784,11 +797,13 @@ static int prepare(struct run *r, struct mp_err *err)
 	    (!r->c.cg->dir[0] || !r->c.cg->hier ||
 	     r->c.cg->hier->version == MP_CG_V1 ||
 	     !mp_cg_has_file(r->c.cg, "memory.reclaim")))
-		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "strategy 'reclaim-agent' needs memory.reclaim (cgroup v2, Linux 5.19+), which cgroup '%s' has not%s",
-			       r->c.cg->path[0] ? r->c.cg->path : "/",
-			       r->c.cg->hier && r->c.cg->hier->version == MP_CG_V1 ?
-			       ": its memory controller is on cgroup v1" : "");
+		return mp_errf(
+			err, MP_EXIT_UNAVAILABLE, 0,
+			"strategy 'reclaim-agent' needs memory.reclaim (cgroup v2, Linux 5.19+), which cgroup '%s' has not%s",
+			r->c.cg->path[0] ? r->c.cg->path : "/",
+			r->c.cg->hier && r->c.cg->hier->version == MP_CG_V1 ?
+				": its memory controller is on cgroup v1" :
+				"");
 	if ((!cfg->strategy || stress_strategy_shrinker(cfg->strategy)) &&
 	    mp_shrinker_open(&scfg, &r->sh, err))
 		return -1;
@@ -814,9 +829,10 @@ static int prepare(struct run *r, struct mp_err *err)
 			       r->c.cg->path);
 	/* the root, or any cgroup without a limit: the whole host */
 	if (!r->c.created && !r->ms.limited && !cfg->force)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "cgroup '%s' has no memory limit: the run would pressure the whole host (--force to do so)",
-			       r->c.cg->path[0] ? r->c.cg->path : "/");
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"cgroup '%s' has no memory limit: the run would pressure the whole host (--force to do so)",
+			r->c.cg->path[0] ? r->c.cg->path : "/");
 	res->limit = r->c.created ? cfg->limit : r->ms.limit;
 	/*
 	 * Emulated: the allocators pause above the high mark (engine.c), the
@@ -825,15 +841,16 @@ static int prepare(struct run *r, struct mp_err *err)
 	 */
 	if (res->emulated && !cfg->no_throttle && r->ms.limited) {
 		r->usage_fd = r->ms.usage_fd;
-		r->throttle_bytes = mp_emul_high_mark(&scfg.policy,
-						      res->limit);
+		r->throttle_bytes = mp_emul_high_mark(&scfg.policy, res->limit);
 	}
 	if (!cfg->limit_set && cfg->cgroup)
 		cfg->limit = res->limit;
 	/* --cgroup: only now is its limit known */
 	if (cfg->chunk > res->limit)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "chunk size %" PRIu64 " is larger than the limit %" PRIu64 " of cgroup '%s'",
+			       "chunk size %" PRIu64
+			       " is larger than the limit %" PRIu64
+			       " of cgroup '%s'",
 			       cfg->chunk, res->limit, r->c.cg->path);
 	r->footprint = (uint64_t)(cfg->overcommit * (double)cfg->limit /
 				  (double)cfg->chunk);
@@ -854,7 +871,7 @@ static int prepare(struct run *r, struct mp_err *err)
 int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 	       struct mp_err *err)
 {
-	struct run *r = calloc(1, sizeof(*r));	/* 300 KB: not on the stack */
+	struct run *r = calloc(1, sizeof(*r)); /* 300 KB: not on the stack */
 	struct itimerspec its = {
 		.it_interval = { 0, TICK_NS },
 		.it_value = { 0, TICK_NS },
@@ -865,8 +882,12 @@ int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 	if (!r)
 		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM,
 			       "cannot set up the run");
-	*r = (struct run){ .cfg = cfg, .res = res, .sfd = -1, .tfd = -1,
-			   .shm_fd = -1, .usage_fd = -1,
+	*r = (struct run){ .cfg = cfg,
+			   .res = res,
+			   .sfd = -1,
+			   .tfd = -1,
+			   .shm_fd = -1,
+			   .usage_fd = -1,
 			   .hog = { .yaml_fd = -1 } };
 	if (prepare(r, err))
 		goto out;

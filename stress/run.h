@@ -29,27 +29,27 @@
 #include "mp_shrinker.h"
 #include "mp_target.h"
 
-#define STRESS_MAX_THREADS	1024
-#define STRESS_MIN_CHUNK	4096ULL
+#define STRESS_MAX_THREADS 1024
+#define STRESS_MIN_CHUNK   4096ULL
 /* --answer-delay at most: the end of a run waits for a late answer */
-#define STRESS_MAX_ANSWER_DELAY_NS	10000000000ULL
-#define STRESS_MIN_LIMIT	(16ULL << 20)	/* below, the engine is OOM-killed */
+#define STRESS_MAX_ANSWER_DELAY_NS 10000000000ULL
+#define STRESS_MIN_LIMIT	   (16ULL << 20) /* below, the engine is OOM-killed */
 /*
  * A transient cgroup's limit is at least this many times what the
  * allocators hold in flight (threads x chunk): measured on a v1 host with
  * the emulated shrinker, 4 threads of 1M chunks were OOM-killed in 2 of 2
  * runs at 16M, 24M, 32M and 48M, and in none of 3 at 64M.
  */
-#define STRESS_LIMIT_PER_INFLIGHT	16
+#define STRESS_LIMIT_PER_INFLIGHT 16
 
 /* the hidden applet of mpctl that runs the engine (not in --help) */
-#define STRESS_ENGINE_APPLET	"__stress-engine"
+#define STRESS_ENGINE_APPLET "__stress-engine"
 
 struct stress_sample {
-	uint64_t t_ns;		/* since the start */
-	uint64_t usage;		/* bytes */
-	uint64_t held;		/* chunks */
-	uint64_t events;	/* pressure events, all levels */
+	uint64_t t_ns;	 /* since the start */
+	uint64_t usage;	 /* bytes */
+	uint64_t held;	 /* chunks */
+	uint64_t events; /* pressure events, all levels */
 	uint64_t requests;
 };
 
@@ -57,28 +57,28 @@ struct stress_run_cfg {
 	uint64_t chunk;
 	int threads;
 	uint64_t duration_ns;
-	uint64_t until_freed;	/* end once freed, 0: at the duration */
-	uint64_t limit;		/* --cgroup without --limit: set to its limit */
+	uint64_t until_freed; /* end once freed, 0: at the duration */
+	uint64_t limit;	      /* --cgroup without --limit: set to its limit */
 	bool limit_set;
 	double overcommit;
 	enum mp_backend backend;
 	bool emulate;
-	const char *cgroup;	/* an existing cgroup, NULL: a transient one */
-	const char *parent;	/* where the transient one goes, NULL: default */
-	const char *hog;	/* stress-ng arguments, or NULL */
-	double target;		/* emulation policy, 0: default */
-	double high;		/* 0: default, < 0: off */
+	const char *cgroup; /* an existing cgroup, NULL: a transient one */
+	const char *parent; /* where the transient one goes, NULL: default */
+	const char *hog;    /* stress-ng arguments, or NULL */
+	double target;	    /* emulation policy, 0: default */
+	double high;	    /* 0: default, < 0: off */
 	int reclaim_nice;
-	int rt_priority;	/* of the emulator thread */
-	int reclaim_rt;		/* of the engine's reclaim thread */
+	int rt_priority; /* of the emulator thread */
+	int reclaim_rt;	 /* of the engine's reclaim thread */
 	bool no_early_warning;
 	bool no_throttle;
-	bool force;		/* --cgroup without a memory limit */
-	bool swap;		/* no memsw / swap.max limit */
-	enum stress_free free_mode;	/* how chunks are mapped and freed */
-	bool no_populate;	/* a write a page, no MADV_POPULATE_WRITE */
-	bool lazyfree;		/* the engine's chunks MADV_FREE (engine.h) */
-	uint64_t answer_delay_ns;	/* before each answer (engine.h) */
+	bool force;		    /* --cgroup without a memory limit */
+	bool swap;		    /* no memsw / swap.max limit */
+	enum stress_free free_mode; /* how chunks are mapped and freed */
+	bool no_populate;	    /* a write a page, no MADV_POPULATE_WRITE */
+	bool lazyfree;		  /* the engine's chunks MADV_FREE (engine.h) */
+	uint64_t answer_delay_ns; /* before each answer (engine.h) */
 	/* the cache workload (stress/cache.h) instead of the allocators */
 	enum stress_strategy strategy;
 	uint64_t miss_cost_ns;
@@ -92,7 +92,7 @@ struct stress_run_cfg {
 
 /* The run's cgroups: the run's (limit), engine and hog leaves, mempressure */
 struct stress_cgroups {
-	struct mp_parent parent;	/* where tgt was created */
+	struct mp_parent parent; /* where tgt was created */
 	struct mp_target tgt, engine_t, hog_t;
 	/* into the targets: memory cgroups of the run, engine, hog; NULL mp_cg: none apart */
 	const struct mp_cgroup *cg, *engine_cg, *hog_cg, *mp_cg;
@@ -100,30 +100,30 @@ struct stress_cgroups {
 };
 
 struct stress_result {
-	const char *reason;	/* duration, interrupted, engine_killed, ... */
+	const char *reason; /* duration, interrupted, engine_killed, ... */
 	enum mp_shrinker_mode mode;
 	enum mp_backend backend;
 	bool emulated;
 	struct mp_shrinker_stats ss;
 	uint64_t events[MP_LEVEL_NR];
-	char cgroup[PATH_MAX];	/* path in the hierarchy, "/" for the host */
+	char cgroup[PATH_MAX]; /* path in the hierarchy, "/" for the host */
 	bool transient;
-	uint64_t high_bytes;	/* memory.high / soft limit, 0 if none */
-	uint64_t limit;		/* the limit the run worked against */
+	uint64_t high_bytes; /* memory.high / soft limit, 0 if none */
+	uint64_t limit;	     /* the limit the run worked against */
 	uint64_t start_ns, end_ns;
 	uint64_t peak, swap_start, swap_end, swap_total;
-	uint64_t swap_peak;	/* the host's swap use, highest sample */
+	uint64_t swap_peak; /* the host's swap use, highest sample */
 	uint64_t oom_kills;
-	uint64_t usage_sum;	/* of the samples, for the average */
+	uint64_t usage_sum; /* of the samples, for the average */
 	/* memory.pressure of the cgroup (v2) or the host's PSI, over the run */
-	const char *pressure_source;	/* "cgroup", "host" or NULL */
+	const char *pressure_source; /* "cgroup", "host" or NULL */
 	uint64_t pressure_some_us, pressure_full_us;
 	/* reclaim-agent: memory.reclaim writes that worked, bytes asked */
 	uint64_t agent_writes, agent_bytes;
-	struct stress_shared engine;	/* the engine's numbers at the end */
+	struct stress_shared engine; /* the engine's numbers at the end */
 	bool hog_exited;
 	int hog_status;
-	char **hog_argv;	/* what ran: stress-ng and its arguments */
+	char **hog_argv; /* what ran: stress-ng and its arguments */
 	bool hog_have_ops;
 	uint64_t hog_bogo_ops, hog_oom_kills;
 	struct stress_sample *tl;

@@ -38,7 +38,7 @@
 /* a run of the suite: its settings and where its cgroups go */
 struct suite {
 	const struct report_suite_cfg *cfg;
-	struct mp_parent *par;		/* NULL: no memory cgroup */
+	struct mp_parent *par; /* NULL: no memory cgroup */
 	bool failed;
 };
 
@@ -47,17 +47,17 @@ struct scenario {
 	const char *description;
 	int (*run)(const struct suite *su, const struct scenario *s,
 		   json_t **out, struct mp_err *err);
-	const char *stress_args[6];	/* extra "mpctl stress" arguments */
-	int hog_pct;		/* a stress-ng vm hog, % of the limit */
-	bool needs_kernel_shrinker;	/* else skipped */
-	bool strategy;		/* the cache workload: short runs */
-	bool by_name;		/* not in the standard suite: by name only */
+	const char *stress_args[6]; /* extra "mpctl stress" arguments */
+	int hog_pct;		    /* a stress-ng vm hog, % of the limit */
+	bool needs_kernel_shrinker; /* else skipped */
+	bool strategy;		    /* the cache workload: short runs */
+	bool by_name; /* not in the standard suite: by name only */
 	/* why it is skipped without the kernel's shrinker (NULL: default) */
 	const char *why_kernel;
 };
 
 /* a strategy run's duration at most: --repeat 3 costs 3 s per strategy */
-#define STRATEGY_DURATION_NS	((uint64_t)1000000000)
+#define STRATEGY_DURATION_NS ((uint64_t)1000000000)
 
 /* clang-format off */
 #define STRATEGY(name, what, kernel) \
@@ -182,8 +182,7 @@ static int spawn_self(struct mp_child *c, char *const argv[], bool err_pipe,
  * Pass an interruption on to a child's process group once; a child that
  * then does not end in 10 s is killed. Returns the deadline to use.
  */
-static uint64_t pass_signal(struct mp_child *c, bool *passed,
-			    uint64_t deadline)
+static uint64_t pass_signal(struct mp_child *c, bool *passed, uint64_t deadline)
 {
 	uint64_t soon = mp_now_ns(CLOCK_MONOTONIC) + 10000000000ULL;
 
@@ -278,7 +277,9 @@ static void stress_argv(const struct suite *su, const struct scenario *s,
 
 	snprintf(a->dur, sizeof(a->dur), "%" PRIu64 "ms",
 		 (s->strategy && o->duration_ns > STRATEGY_DURATION_NS ?
-		  STRATEGY_DURATION_NS : o->duration_ns) / 1000000);
+			  STRATEGY_DURATION_NS :
+			  o->duration_ns) /
+			 1000000);
 	snprintf(a->limit, sizeof(a->limit), "%" PRIu64, o->limit);
 	a->argv[n++] = "mpctl";
 	a->argv[n++] = "stress";
@@ -296,9 +297,9 @@ static void stress_argv(const struct suite *su, const struct scenario *s,
 	}
 	if (s->hog_pct) {
 		/* a fixed seed: the same hog in every run and boot */
-		snprintf(a->hog, sizeof(a->hog), "--vm 1 --vm-bytes %" PRIu64
-			 "k --vm-keep --seed 1", o->limit / 100 * s->hog_pct /
-			 1024);
+		snprintf(a->hog, sizeof(a->hog),
+			 "--vm 1 --vm-bytes %" PRIu64 "k --vm-keep --seed 1",
+			 o->limit / 100 * s->hog_pct / 1024);
 		a->argv[n++] = "--hog";
 		a->argv[n++] = a->hog;
 	}
@@ -316,8 +317,8 @@ static void stress_argv(const struct suite *su, const struct scenario *s,
  */
 static int stress_result(int status, json_t **doc, struct mp_err *err)
 {
-	bool ok = !status || (WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
-			      *doc);
+	bool ok = !status ||
+		  (WIFEXITED(status) && WEXITSTATUS(status) == 1 && *doc);
 
 	if (!ok) {
 		json_decref(*doc);
@@ -358,8 +359,10 @@ static int run_stress(const struct suite *su, const struct scenario *s,
 		now = now_mono();
 		if (now >= deadline)
 			break;
-		n = poll(&pfd, 1, (deadline - now) / 1000000 > 1000 ? 1000 :
-			 (int)((deadline - now) / 1000000) + 1);
+		n = poll(&pfd, 1,
+			 (deadline - now) / 1000000 > 1000 ?
+				 1000 :
+				 (int)((deadline - now) / 1000000) + 1);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n > 0 && buf_read(&b, fd) <= 0)
@@ -384,7 +387,8 @@ static int listen_cgroup(const struct suite *su, struct mp_target *t,
 			 enum mp_backend *backend, struct mp_err *err)
 {
 	struct mp_target_spec spec = {
-		.limit = su->cfg->limit, .mempressure = true,
+		.limit = su->cfg->limit,
+		.mempressure = true,
 	};
 	const struct mp_cgroup *mem;
 	char name[128];
@@ -399,12 +403,12 @@ static int listen_cgroup(const struct suite *su, struct mp_target *t,
 		return -1;
 	mem = mp_target_cg(t, MP_ROLE_MEMORY);
 	*backend = mem->hier->version == MP_CG_V1 ? MP_BACKEND_MEMCG :
-		   MP_BACKEND_PSI;
+						    MP_BACKEND_PSI;
 	return 0;
 }
 
 struct listen_acc {
-	struct mp_hist lat;	/* wake-up to line read, as stress's */
+	struct mp_hist lat; /* wake-up to line read, as stress's */
 	size_t n;
 	uint64_t levels[MP_LEVEL_NR];
 	uint64_t first_mono;
@@ -417,8 +421,8 @@ static void listen_lines(struct listen_acc *a, uint64_t t)
 {
 	char *nl;
 
-	while (a->b.data && (nl = memchr(a->b.data + a->done, '\n',
-					  a->b.len - a->done))) {
+	while (a->b.data &&
+	       (nl = memchr(a->b.data + a->done, '\n', a->b.len - a->done))) {
 		char *line = a->b.data + a->done;
 		double mono, cnt = 1;
 		const char *lv;
@@ -519,8 +523,9 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 	uint64_t start, deadline, t;
 	struct mp_child lc, sc;
 	int lfd, lerr, sfd, lstatus, sstatus, ret = 0;
-	char *largv[] = { "mpctl", "listen", "--json", "--verbose",
-			  "--backend", NULL, "--cgroup", NULL, NULL };
+	char *largv[] = { "mpctl",     "listen",    "--json",
+			  "--verbose", "--backend", NULL,
+			  "--cgroup",  NULL,	    NULL };
 	bool lopen = true, eopen = true, sopen = true, passed = false;
 	json_t *stress = NULL, *doc;
 
@@ -608,8 +613,9 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 	}
 
 	doc = mp_json_doc("mpctl-report-listen", 1);
-	json_object_set_new(doc, "latency_kind", json_string(
-		"listen wake-up to event line read by the reader"));
+	json_object_set_new(
+		doc, "latency_kind",
+		json_string("listen wake-up to event line read by the reader"));
 	json_object_set_new(doc, "backend", json_string(mp_backend_name(be)));
 	/* clang-format off */
 	json_object_set_new(doc, "events", json_pack("{s:I, s:I, s:I}",
@@ -624,11 +630,15 @@ static int run_listen(const struct suite *su, const struct scenario *s,
 			"count", (json_int_t)acc->n,
 			"p50_ns", (json_int_t)mp_hist_quantile(&acc->lat, 0.50),
 			"p99_ns", (json_int_t)mp_hist_quantile(&acc->lat, 0.99),
-	/* clang-format on */
-			"max_ns", (json_int_t)acc->lat.max));
-		json_object_set_new(doc, "first_event_ns", json_integer(
-			(json_int_t)(acc->first_mono > start ?
-				     acc->first_mono - start : 0)));
+					       /* clang-format on */
+					       "max_ns",
+					       (json_int_t)acc->lat.max));
+		json_object_set_new(doc, "first_event_ns",
+				    json_integer((
+					    json_int_t)(acc->first_mono > start ?
+								acc->first_mono -
+									start :
+								0)));
 	}
 	/* the stress run that made the pressure, for its timeline */
 	if (stress) {
@@ -671,13 +681,26 @@ out_cg:
 
 /* the options that shape memory pressure; "n" when not set */
 static const char *const config_names[] = {
-	"CONFIG_CGROUP_MEMPRESSURE", "CONFIG_MEMCG", "CONFIG_MEMCG_V1",
-	"CONFIG_PSI", "CONFIG_PSI_DEFAULT_DISABLED", "CONFIG_SWAP",
-	"CONFIG_ZSWAP", "CONFIG_ZRAM", "CONFIG_TRANSPARENT_HUGEPAGE",
-	"CONFIG_LRU_GEN", "CONFIG_LRU_GEN_ENABLED", "CONFIG_HZ",
-	"CONFIG_PREEMPT_NONE", "CONFIG_PREEMPT_VOLUNTARY", "CONFIG_PREEMPT",
-	"CONFIG_PREEMPT_DYNAMIC", "CONFIG_KASAN", "CONFIG_PROVE_LOCKING",
-	"CONFIG_DEBUG_KMEMLEAK", NULL,
+	"CONFIG_CGROUP_MEMPRESSURE",
+	"CONFIG_MEMCG",
+	"CONFIG_MEMCG_V1",
+	"CONFIG_PSI",
+	"CONFIG_PSI_DEFAULT_DISABLED",
+	"CONFIG_SWAP",
+	"CONFIG_ZSWAP",
+	"CONFIG_ZRAM",
+	"CONFIG_TRANSPARENT_HUGEPAGE",
+	"CONFIG_LRU_GEN",
+	"CONFIG_LRU_GEN_ENABLED",
+	"CONFIG_HZ",
+	"CONFIG_PREEMPT_NONE",
+	"CONFIG_PREEMPT_VOLUNTARY",
+	"CONFIG_PREEMPT",
+	"CONFIG_PREEMPT_DYNAMIC",
+	"CONFIG_KASAN",
+	"CONFIG_PROVE_LOCKING",
+	"CONFIG_DEBUG_KMEMLEAK",
+	NULL,
 };
 
 /*
@@ -696,11 +719,11 @@ static json_t *kernel_config(const char *release)
 	gzFile f = NULL;
 	int i, zerr = Z_OK;
 
-	if (!access(mp_syspath(path, sizeof(path), "/proc/config.gz"),
-		    F_OK)) {
+	if (!access(mp_syspath(path, sizeof(path), "/proc/config.gz"), F_OK)) {
 		src = "/proc/config.gz";
 	} else {
-		snprintf(name_buf, sizeof(name_buf), "/boot/config-%s", release);
+		snprintf(name_buf, sizeof(name_buf), "/boot/config-%s",
+			 release);
 		if (!access(mp_syspath(path, sizeof(path), name_buf), F_OK))
 			src = name_buf;
 	}
@@ -741,8 +764,9 @@ static json_t *kernel_config(const char *release)
 		json_t *v = json_object_get(found, config_names[i]);
 
 		json_object_set_new(opts, config_names[i],
-				    v ? json_incref(v) :
-				    known ? json_string("n") : json_null());
+				    v	  ? json_incref(v) :
+				    known ? json_string("n") :
+					    json_null());
 	}
 	json_decref(found);
 	json_object_set_new(c, "options", opts);
@@ -771,7 +795,7 @@ static json_t *system_json(void)
 	json_object_set_new(sys, "machine", json_string(u.machine));
 	json_object_set_new(sys, "kernel_config", kernel_config(u.release));
 	json_object_set_new(sys, "nr_cpus", json_integer(get_nprocs()));
-	mp_meminfo_read(&mi);	/* on failure, have is 0: nulls */
+	mp_meminfo_read(&mi); /* on failure, have is 0: nulls */
 	json_object_set_new(sys, "mem_total_bytes",
 			    mem_json(&mi, MP_MI_TOTAL, mi.total));
 	json_object_set_new(sys, "mem_available_bytes",
@@ -788,8 +812,8 @@ static json_t *system_json(void)
 			    json_boolean(ms->v2_memory));
 	for (b = 0; b < MP_BACKEND_NR; b++) {
 		bool ok = !mp_backend_probe(b, &err);
-		json_t *e = json_pack("{s:s, s:b}", "name",
-				      mp_backend_name(b), "present", ok);
+		json_t *e = json_pack("{s:s, s:b}", "name", mp_backend_name(b),
+				      "present", ok);
 
 		if (!ok)
 			json_object_set_new(e, "reason", json_string(err.msg));
@@ -797,8 +821,9 @@ static json_t *system_json(void)
 	}
 	json_object_set_new(sys, "backends", be);
 	b = mp_backend_pick(MP_USE_EVENTS);
-	mp_json_set(sys, "default_backend", b == MP_BACKEND_AUTO ? NULL :
-		    json_string(mp_backend_name(b)));
+	mp_json_set(sys, "default_backend",
+		    b == MP_BACKEND_AUTO ? NULL :
+					   json_string(mp_backend_name(b)));
 	return sys;
 }
 
@@ -818,8 +843,7 @@ static bool have_stress_ng(void)
  * in VMs many times, and the strategies' metrics have no history to
  * compare with yet)
  */
-static bool selected(const struct report_suite_cfg *o,
-		     const struct scenario *s)
+static bool selected(const struct report_suite_cfg *o, const struct scenario *s)
 {
 	int i;
 
@@ -865,9 +889,14 @@ static json_t *run_scenario(struct suite *su, const struct scenario *s)
 	if (s->needs_kernel_shrinker &&
 	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &err)) {
 		json_object_set_new(sc, "status", json_string("skipped"));
-		json_object_set_new(sc, "reason", json_string(s->strategy ?
-			KERNEL_ONLY : s->why_kernel ? s->why_kernel :
-			"no kernel shrinker: the same as 'shrinker' here"));
+		json_object_set_new(
+			sc, "reason",
+			json_string(
+				s->strategy ?
+					KERNEL_ONLY :
+				s->why_kernel ?
+					s->why_kernel :
+					"no kernel shrinker: the same as 'shrinker' here"));
 		return sc;
 	}
 	if (no_memory_reclaim(su, s)) {
@@ -881,10 +910,10 @@ static json_t *run_scenario(struct suite *su, const struct scenario *s)
 			bool skip = err.status == MP_EXIT_UNAVAILABLE ||
 				    err.status == MP_EXIT_NOPERM;
 
-			json_object_set_new(sc, "status", json_string(
-				skip ? "skipped" : "failed"));
-			json_object_set_new(sc, "reason",
-					    json_string(err.msg));
+			json_object_set_new(sc, "status",
+					    json_string(skip ? "skipped" :
+							       "failed"));
+			json_object_set_new(sc, "reason", json_string(err.msg));
 			if (!skip)
 				su->failed = true;
 			mp_errf(&msg, err.status, 0, "scenario '%s': %s",
@@ -897,8 +926,8 @@ static json_t *run_scenario(struct suite *su, const struct scenario *s)
 	if (report_signal && !json_object_get(sc, "status")) {
 		/* the runs so far, the last one cut short */
 		json_object_set_new(sc, "status", json_string("interrupted"));
-		json_object_set_new(sc, "reason", json_string(
-			"the report was interrupted"));
+		json_object_set_new(sc, "reason",
+				    json_string("the report was interrupted"));
 	}
 	if (!json_object_get(sc, "status"))
 		json_object_set_new(sc, "status", json_string("ok"));
@@ -924,7 +953,7 @@ static json_t *settings_json(const struct report_suite_cfg *o)
 			 "repeat", (json_int_t)o->repeat,
 			 "limit_bytes", (json_int_t)o->limit,
 			 "scenarios", names,
-	/* clang-format on */
+			 /* clang-format on */
 			 "stress_args", extra);
 }
 
@@ -954,8 +983,8 @@ static json_t *run_suite(struct suite *su)
 	}
 	json_object_set_new(doc, "complete", json_boolean(!report_signal));
 	if (report_signal)
-		json_object_set_new(doc, "interrupted_by", json_string(
-			sigabbrev_np(report_signal)));
+		json_object_set_new(doc, "interrupted_by",
+				    json_string(sigabbrev_np(report_signal)));
 	return doc;
 }
 

@@ -22,20 +22,20 @@
 
 #include "mp_err.h"
 
-#define REPORT_SUITE_MAX_SCENARIOS	16
-#define REPORT_SUITE_MAX_STRESS_ARGS	8
+#define REPORT_SUITE_MAX_SCENARIOS   16
+#define REPORT_SUITE_MAX_STRESS_ARGS 8
 
 struct report_suite_cfg {
-	uint64_t duration_ns;	/* each run's */
-	long long repeat;	/* runs per scenario */
-	uint64_t limit;		/* memory limit of each run's cgroup */
+	uint64_t duration_ns; /* each run's */
+	long long repeat;     /* runs per scenario */
+	uint64_t limit;	      /* memory limit of each run's cgroup */
 	/* the scenarios to run, in the suite's order; none: all */
 	const char *scenarios[REPORT_SUITE_MAX_SCENARIOS];
 	int nr_scenarios;
 	/* passed to every "mpctl stress" run */
 	const char *stress_args[REPORT_SUITE_MAX_STRESS_ARGS];
 	int nr_stress_args;
-	const char *parent;	/* where the runs' cgroups go, NULL: default */
+	const char *parent; /* where the runs' cgroups go, NULL: default */
 	/* before a scenario runs */
 	void (*starting)(const char *scenario, void *arg);
 	/* a scenario that failed or was skipped, a cgroup left behind */

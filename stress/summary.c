@@ -61,8 +61,10 @@ static void write_head(FILE *f, const json_t *doc, double secs)
 	fprintf(f, "mpctl stress: %s shrinker (%s) in %s, ended: %s\n",
 		none ? "no" : mode, none ? "-" : str(doc, "backend"),
 		str(doc, "cgroup"), str(doc, "exit_reason"));
-	fprintf(f, "  duration      %.1f s, %" PRIu64 " threads, chunk %"
-		PRIu64 " bytes\n", secs, u64(doc, "parameters.threads"),
+	fprintf(f,
+		"  duration      %.1f s, %" PRIu64 " threads, chunk %" PRIu64
+		" bytes\n",
+		secs, u64(doc, "parameters.threads"),
 		u64(doc, "parameters.chunk_size_bytes"));
 }
 
@@ -76,40 +78,49 @@ static void write_chunks(FILE *f, const json_t *doc, double secs)
 	fprintf(f, "  allocated     %" PRIu64 " chunks (%s), %.0f MiB/s\n",
 		u64(doc, "chunks_allocated"), a,
 		secs > 0 ? (double)allocated / secs / (1 << 20) : 0.0);
-	fprintf(f, "  freed         %" PRIu64 " chunks (%s) on %" PRIu64
-		" requests for %" PRIu64 " (re-added %" PRIu64 ", short %"
-		PRIu64 ")\n", u64(doc, "chunks_freed"), b,
-		u64(doc, "reclaim_requests"), u64(doc, "chunks_requested"),
-		u64(doc, "chunks_readded"), u64(doc, "chunks_short"));
+	fprintf(f,
+		"  freed         %" PRIu64 " chunks (%s) on %" PRIu64
+		" requests for %" PRIu64 " (re-added %" PRIu64
+		", short %" PRIu64 ")\n",
+		u64(doc, "chunks_freed"), b, u64(doc, "reclaim_requests"),
+		u64(doc, "chunks_requested"), u64(doc, "chunks_readded"),
+		u64(doc, "chunks_short"));
 	if (boolean(doc, "parameters.lazyfree"))
-		fprintf(f, "  lost          %" PRIu64 " chunks found dropped "
-			"by reclaim (MADV_FREE)\n", u64(doc, "chunks_lost"));
+		fprintf(f,
+			"  lost          %" PRIu64 " chunks found dropped "
+			"by reclaim (MADV_FREE)\n",
+			u64(doc, "chunks_lost"));
 }
 
 static void write_latency(FILE *f, const json_t *doc)
 {
-	fprintf(f, "  latency       p50 %.0f us, p99 %.0f us, max %.0f us "
+	fprintf(f,
+		"  latency       p50 %.0f us, p99 %.0f us, max %.0f us "
 		"per request; p50 %.0f us per chunk\n",
 		us(doc, "reclaim_latency.p50_ns"),
 		us(doc, "reclaim_latency.p99_ns"),
 		us(doc, "reclaim_latency.max_ns"),
 		us(doc, "reclaim_latency_per_chunk.p50_ns"));
-	fprintf(f, "  alloc latency p50 %.0f us, p99 %.0f us, max %.0f us "
+	fprintf(f,
+		"  alloc latency p50 %.0f us, p99 %.0f us, max %.0f us "
 		"per chunk (%s%s); %" PRIu64 " took 500 ms or more\n",
 		us(doc, "alloc_latency.p50_ns"),
 		us(doc, "alloc_latency.p99_ns"),
 		us(doc, "alloc_latency.max_ns"), str(doc, "parameters.free"),
 		boolean(doc, "parameters.populate") ? ", populated" :
-		", a write a page", u64(doc, "alloc_latency.over_500ms"));
+						      ", a write a page",
+		u64(doc, "alloc_latency.over_500ms"));
 }
 
 static void write_memory(FILE *f, const json_t *doc)
 {
 	char a[32], b[32], c[32];
 
-	fprintf(f, "  events        low %" PRIu64 ", medium %" PRIu64
-		", critical %" PRIu64, u64(doc, "events.low"),
-		u64(doc, "events.medium"), u64(doc, "events.critical"));
+	fprintf(f,
+		"  events        low %" PRIu64 ", medium %" PRIu64
+		", critical %" PRIu64,
+		u64(doc, "events.low"), u64(doc, "events.medium"),
+		u64(doc, "events.critical"));
 	if (!strcmp(str(doc, "shrinker"), "emulated"))
 		fprintf(f, "; usage thresholds %" PRIu64,
 			u64(doc, "events.thresholds"));
@@ -117,8 +128,7 @@ static void write_memory(FILE *f, const json_t *doc)
 	stress_fmt_mib(u64(doc, "peak_usage_bytes"), a, sizeof(a));
 	stress_fmt_mib(u64(doc, "limit_bytes"), b, sizeof(b));
 	stress_fmt_mib(u64(doc, "swap_growth_bytes"), c, sizeof(c));
-	fprintf(f, "  peak usage    %s of %s limit, swap growth %s\n", a, b,
-		c);
+	fprintf(f, "  peak usage    %s of %s limit, swap growth %s\n", a, b, c);
 	fprintf(f, "  OOM kills     %" PRIu64 "\n", u64(doc, "oom_kills"));
 }
 
@@ -128,17 +138,21 @@ static void write_extras(FILE *f, const json_t *doc)
 	const json_t *hog = json_object_get(doc, "hog");
 
 	if (json_is_object(hog))
-		fprintf(f, "  hog           stress-ng %s: %s%" PRIu64
+		fprintf(f,
+			"  hog           stress-ng %s: %s%" PRIu64
 			" bogo-ops, %" PRIu64 " OOM kills\n",
 			str(hog, "args"),
 			json_is_integer(json_object_get(hog, "bogo_ops")) ?
-			"" : "no report, ", u64(hog, "bogo_ops"),
-			u64(hog, "oom_kills"));
+				"" :
+				"no report, ",
+			u64(hog, "bogo_ops"), u64(hog, "oom_kills"));
 	if (json_is_string(json_object_get(doc, "strategy")))
-		fprintf(f, "  cache         %s: %" PRIu64 " reads (%.0f/s), "
+		fprintf(f,
+			"  cache         %s: %" PRIu64 " reads (%.0f/s), "
 			"hit ratio %.3f, %" PRIu64 " misses, %" PRIu64
-			" found dropped\n", str(doc, "strategy"),
-			u64(doc, "cache.reads"), real(doc, "cache.reads_per_s"),
+			" found dropped\n",
+			str(doc, "strategy"), u64(doc, "cache.reads"),
+			real(doc, "cache.reads_per_s"),
 			real(doc, "cache.hit_ratio"), u64(doc, "cache.misses"),
 			u64(doc, "cache.lost"));
 	if (json_is_string(json_object_get(doc, "error")))

@@ -59,15 +59,17 @@ int main(void)
 		printf("[%s]", line);
 		printf(" size=%s", mp_parse_size(line, &v) ? "-" : "ok");
 		printf(" chunk=%s", mp_parse_chunk(line, &v) ? "-" : "ok");
-		printf(" duration=%s", mp_parse_duration(line, &v) ? "-" : "ok");
-		printf(" long=%s", mp_parse_long(line, -1000, 1000, &n) ?
-		       "-" : "ok");
+		printf(" duration=%s",
+		       mp_parse_duration(line, &v) ? "-" : "ok");
+		printf(" long=%s",
+		       mp_parse_long(line, -1000, 1000, &n) ? "-" : "ok");
 		printf(" psi=%s", mp_psi_parse(line, &t, &err) ? "-" : "ok");
 		printf(" backend=%s", mp_backend_parse(line, &b) ? "-" : "ok");
 		printf(" level=%s", mp_level_parse(line, &l) ? "-" : "ok");
 		printf(" mode=%s", mp_mode_parse(line, &m) ? "-" : "ok");
-		printf(" base64=%s", mp_base64_decode(line, b64, sizeof(b64),
-						      &len) ? "-" : "ok");
+		printf(" base64=%s",
+		       mp_base64_decode(line, b64, sizeof(b64), &len) ? "-" :
+									"ok");
 		j = mp_json_str(line);
 		s = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
 		printf(" json=%s\n", s ? "ok" : "-");

@@ -84,12 +84,14 @@ int main(int argc, char **argv)
 			uid = strtol(optarg, NULL, 10);
 			break;
 		default:
-			fprintf(stderr, "usage: mpns [-g CGDIR] [-c] [-G SUB] [-E] [-r KEEP] [-u UID] -- CMD...\n");
+			fprintf(stderr,
+				"usage: mpns [-g CGDIR] [-c] [-G SUB] [-E] [-r KEEP] [-u UID] -- CMD...\n");
 			return 2;
 		}
 	}
 	if (optind >= argc || ((sub || enable || keep) && !ns)) {
-		fprintf(stderr, "mpns: a command is needed; -G, -E and -r need -c\n");
+		fprintf(stderr,
+			"mpns: a command is needed; -G, -E and -r need -c\n");
 		return 2;
 	}
 	if (cg)
@@ -120,8 +122,8 @@ int main(int argc, char **argv)
 			  NULL))
 			die("remount read-only");
 	}
-	if (uid >= 0 && (setgroups(0, NULL) || setgid((gid_t)uid) ||
-			 setuid((uid_t)uid)))
+	if (uid >= 0 &&
+	    (setgroups(0, NULL) || setgid((gid_t)uid) || setuid((uid_t)uid)))
 		die("setuid");
 	execvp(argv[optind], argv + optind);
 	die(argv[optind]);

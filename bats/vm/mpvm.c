@@ -106,7 +106,6 @@ static void fail(const char *what)
 	exit(2);
 }
 
-
 /* print the shrinker list of DIR's mempressure.shrinker on one line */
 static void print_state(const char *dir)
 {
@@ -181,7 +180,8 @@ static int cmd_running(int *status)
 	if (waitpid(child, status, WNOHANG) == child) {
 		child = 0;
 		printf("cmd-exit %d\n", WIFEXITED(*status) ?
-		       WEXITSTATUS(*status) : 128 + WTERMSIG(*status));
+						WEXITSTATUS(*status) :
+						128 + WTERMSIG(*status));
 		fflush(stdout);
 		return 0;
 	}
@@ -328,8 +328,8 @@ static int loop(int fd, int kind)
 		if (kind == 0)
 			printf("event %llu\n", (unsigned long long)v);
 		if (kind == 1 || kind == 3) {
-			printf("request %llu held %ld\n",
-			       (unsigned long long)v, nchunks);
+			printf("request %llu held %ld\n", (unsigned long long)v,
+			       nchunks);
 			if ((long)v > nchunks) {
 				printf("over %llu > %ld\n",
 				       (unsigned long long)v, nchunks);
@@ -565,7 +565,8 @@ static int cmd_shrinker_write(int argc, char **argv)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: mpvm [-u UID] evctl|v1-shrinker|v2-level|"
+	fprintf(stderr,
+		"usage: mpvm [-u UID] evctl|v1-shrinker|v2-level|"
 		"v2-shrinker|ec|write|shrinker-write ARGS... (see mpvm.c)\n");
 	return 1;
 }

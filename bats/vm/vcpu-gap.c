@@ -104,9 +104,8 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_sec += secs;
-	while (!stop &&
-	       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end, NULL) ==
-	       EINTR)
+	while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &end,
+					NULL) == EINTR)
 		;
 	stop = 1;
 	for (i = 0; i < ncpu; i++) {

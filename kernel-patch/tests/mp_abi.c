@@ -133,8 +133,8 @@ static int test_v1(const char *cg, const char *ctl_path)
 	efd = eventfd(0, EFD_NONBLOCK);
 	efd2 = eventfd(0, EFD_NONBLOCK);
 	efd3 = eventfd(0, EFD_NONBLOCK);
-	if (lvl < 0 || shr < 0 || ctl < 0 || efd < 0 || efd2 < 0 ||
-	    efd3 < 0 || pipe(pfd)) {
+	if (lvl < 0 || shr < 0 || ctl < 0 || efd < 0 || efd2 < 0 || efd3 < 0 ||
+	    pipe(pfd)) {
 		check(0, "open the v1 files: %s", strerror(errno));
 		return 1;
 	}
@@ -150,8 +150,7 @@ static int test_v1(const char *cg, const char *ctl_path)
 	      "pipe as eventfd: EINVAL, no oops");
 	check(wrf(ctl, "%d %d low", 999, lvl) == EBADF,
 	      "closed fd as eventfd: EBADF");
-	check(wrf(ctl, "%d %d 0", efd3, shr) == EINVAL,
-	      "chunk size 0: EINVAL");
+	check(wrf(ctl, "%d %d 0", efd3, shr) == EINVAL, "chunk size 0: EINVAL");
 	check(wrf(ctl, "%d %d x", efd3, shr) == EINVAL,
 	      "chunk size not a number: EINVAL");
 	check(wrf(ctl, "%d %d 4096", efd3, ctl) == EINVAL,
@@ -161,11 +160,14 @@ static int test_v1(const char *cg, const char *ctl_path)
 	      "same eventfd twice on the shrinker: EBUSY");
 
 	check(!wrf(shr, "%d +5", efd3) && !rd(shr, buf, sizeof(buf)) &&
-	      !strcmp(buf, "4096 5\n"), "+5 chunks");
+		      !strcmp(buf, "4096 5\n"),
+	      "+5 chunks");
 	check(!wrf(shr, "%d 2", efd3) && !rd(shr, buf, sizeof(buf)) &&
-	      !strcmp(buf, "4096 7\n"), "2 chunks");
+		      !strcmp(buf, "4096 7\n"),
+	      "2 chunks");
 	check(!wrf(shr, "%d -10", efd3) && !rd(shr, buf, sizeof(buf)) &&
-	      !strcmp(buf, "4096 0\n"), "-10 chunks clamps at 0");
+		      !strcmp(buf, "4096 0\n"),
+	      "-10 chunks clamps at 0");
 	check(wrf(shr, "%d +18446744073709551615", efd3) == EOVERFLOW,
 	      "chunk count overflow: EOVERFLOW");
 	check(wrf(shr, "%d +2251799813685248", efd3) == EOVERFLOW,
@@ -174,8 +176,10 @@ static int test_v1(const char *cg, const char *ctl_path)
 	      "most negative count clamps (the RFC used abs())");
 	check(wrf(shr, "%d +1", efd) == ENOENT,
 	      "level eventfd on the shrinker: ENOENT");
-	check(wrf(shr, "%d +1", pfd[0]) == EINVAL, "pipe on the shrinker: EINVAL");
-	check(wrf(shr, "%d +1", 999) == EBADF, "closed fd on the shrinker: EBADF");
+	check(wrf(shr, "%d +1", pfd[0]) == EINVAL,
+	      "pipe on the shrinker: EINVAL");
+	check(wrf(shr, "%d +1", 999) == EBADF,
+	      "closed fd on the shrinker: EBADF");
 	check(wr(shr, "+1") == EINVAL, "missing eventfd: EINVAL");
 
 	/* Closing the eventfd removes the registration. */
@@ -241,7 +245,8 @@ static int test_v2(const char *cg)
 	check(!rd(shr2, buf, sizeof(buf)) && !strcmp(buf, "4096 7\n"),
 	      "unregistered fd lists the shrinkers");
 	check(!wr(shr, "-10") && !rd(shr2, buf, sizeof(buf)) &&
-	      !strcmp(buf, "4096 0\n"), "-10 clamps at 0");
+		      !strcmp(buf, "4096 0\n"),
+	      "-10 clamps at 0");
 	check(wr(shr, "+18446744073709551615") == EOVERFLOW,
 	      "chunk count overflow: EOVERFLOW");
 	check(wr(shr, "+x") == EINVAL, "garbage count: EINVAL");
@@ -262,18 +267,17 @@ static int test_v2(const char *cg)
 	if (!poller) {
 		pfd.fd = lvl;
 		pfd.events = POLLPRI;
-		_exit(poll(&pfd, 1, 5000) == 1 && (pfd.revents & POLLERR) ?
-		      0 : 1);
+		_exit(poll(&pfd, 1, 5000) == 1 && (pfd.revents & POLLERR) ? 0 :
+									    1);
 	}
 	usleep(200000);
 	check(!rmdir(cg), "rmdir with live registrations");
-	check(rd(lvl, buf, sizeof(buf)) == ENODEV,
-	      "read after rmdir: ENODEV");
+	check(rd(lvl, buf, sizeof(buf)) == ENODEV, "read after rmdir: ENODEV");
 	pfd.fd = shr;
 	check(poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLERR),
 	      "poll after rmdir: POLLERR");
 	check(poller > 0 && waitpid(poller, &status, 0) == poller &&
-	      WIFEXITED(status) && !WEXITSTATUS(status),
+		      WIFEXITED(status) && !WEXITSTATUS(status),
 	      "poll() blocked during rmdir wakes with POLLERR");
 	close(lvl);
 	close(lvl2);
@@ -316,7 +320,8 @@ int main(int argc, char **argv)
 		mkdir(path, 0755);
 		errno = 0;
 		check(mount("none", path, "cgroup", 0, "memory,mempressure") &&
-		      errno == EINVAL, "co-mount with memory: EINVAL");
+			      errno == EINVAL,
+		      "co-mount with memory: EINVAL");
 		umount(path);
 
 		/* mounting all controllers leaves mempressure out */

@@ -35,10 +35,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHUNK	(1 << 20)
-#define NR_FDS	4	/* low, medium, oom, shrinker */
+#define CHUNK  (1 << 20)
+#define NR_FDS 4 /* low, medium, oom, shrinker */
 
-static const char * const names[NR_FDS] = { "low", "medium", "oom", "shrink" };
+static const char *const names[NR_FDS] = { "low", "medium", "oom", "shrink" };
 
 static void die(const char *what, const char *subject)
 {
@@ -146,7 +146,8 @@ int main(int argc, char **argv)
 	if (argc > 6)
 		secs = atol(argv[6]);
 	if (mb <= 0 || hog_mb <= 0 || secs <= 0) {
-		fprintf(stderr, "mp_load: HOLD_MB, HOG_MB and SECONDS must be above 0\n");
+		fprintf(stderr,
+			"mp_load: HOLD_MB, HOG_MB and SECONDS must be above 0\n");
 		return 64;
 	}
 
@@ -227,7 +228,8 @@ int main(int argc, char **argv)
 				if (len <= 0)
 					continue;
 				buf[len] = '\0';
-				n = parse_u64(i < 3 ? strchr(buf, ' ') + 1 : buf);
+				n = parse_u64(i < 3 ? strchr(buf, ' ') + 1 :
+						      buf);
 			}
 			count[i] += n;
 			if (i == 3 && n) {
@@ -251,8 +253,8 @@ int main(int argc, char **argv)
 		break;
 	}
 
-	printf("hog %s, events low %" PRIu64 " medium %" PRIu64 " oom %"
-	       PRIu64 ", shrinker requests %" PRIu64 " chunks %" PRIu64
+	printf("hog %s, events low %" PRIu64 " medium %" PRIu64 " oom %" PRIu64
+	       ", shrinker requests %" PRIu64 " chunks %" PRIu64
 	       " freed %" PRIu64 " left %" PRIu64 " of %ld\n",
 	       WIFSIGNALED(status) ? "killed" : "exited", count[0], count[1],
 	       count[2], requests, count[3], freed, left, mb);
@@ -263,5 +265,7 @@ int main(int argc, char **argv)
 	 * suites test the levels).
 	 */
 	return !WIFSIGNALED(status) && requests && freed &&
-	       count[3] + left == (uint64_t)mb ? 0 : 1;
+			       count[3] + left == (uint64_t)mb ?
+		       0 :
+		       1;
 }

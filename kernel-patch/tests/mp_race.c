@@ -38,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ADDERS	4
+#define ADDERS 4
 
 static int v2;
 static const char *mpcg, *memcg;
@@ -46,8 +46,8 @@ static volatile int stop;
 static unsigned long rounds, writes, requests, bad;
 
 struct reg {
-	int efd;	/* v1: the eventfd; v2: -1 */
-	int fd;		/* mempressure.shrinker */
+	int efd; /* v1: the eventfd; v2: -1 */
+	int fd;	 /* mempressure.shrinker */
 };
 
 static void write_file(const char *path, const char *str)
@@ -82,7 +82,11 @@ static void check(int ret, const char *what)
 	if (ret >= 0)
 		return;
 	switch (errno) {
-	case EBADF: case ENOENT: case ENODEV: case EINVAL: case EAGAIN:
+	case EBADF:
+	case ENOENT:
+	case ENODEV:
+	case EINVAL:
+	case EAGAIN:
 		return;
 	}
 	__atomic_add_fetch(&bad, 1, __ATOMIC_RELAXED);

@@ -32,8 +32,8 @@
 #include <unistd.h>
 
 /* "suppose the application has 200 page renders cached ..., 1MB each" */
-#define CHUNK_SIZE	(1024 * 1024)
-#define MAX_CHUNKS	128
+#define CHUNK_SIZE (1024 * 1024)
+#define MAX_CHUNKS 128
 
 static void *chunks[MAX_CHUNKS];
 static int held;
@@ -188,7 +188,8 @@ int main(int argc, char **argv)
 		kernel = kernel_count(argv[1]);
 		if (poll(&pfd, 1, 50) == 0 && kernel == held)
 			break;
-		if (pfd.revents & POLLIN && read(sefd, &v, sizeof(v)) == sizeof(v)) {
+		if (pfd.revents & POLLIN &&
+		    read(sefd, &v, sizeof(v)) == sizeof(v)) {
 			requests++;
 			asked += v;
 			if (v > (uint64_t)held) {
