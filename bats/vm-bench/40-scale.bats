@@ -78,7 +78,7 @@ elsewhere() {
 
 @test "scale: reclaim cost per pass with 0, 1 and N registrations in the memcg, and N elsewhere" {
 	requires swap
-	local d k us req rows='' passes=20 total=1000
+	local d k us req freed rows='' passes=20 total=1000
 	d=$(mp_v2_parent reclaim 1G max app)
 	echo max >"$d/memory.swap.max"
 	# the memcg holds the same $total chunks in every row; only how many
@@ -92,7 +92,8 @@ elsewhere() {
 		us=$(reclaim_us "$d/app" "$passes")
 		mp_stop_bg
 		req=$(many_field requests "$BATS_TEST_TMPDIR/r$k")
-		rows+="${rows:+,}{\"registrations\":$k,\"elsewhere\":0,\"pass_us\":$us,\"requests\":$req}"
+		freed=$(many_field chunks "$BATS_TEST_TMPDIR/r$k")
+		rows+="${rows:+,}{\"registrations\":$k,\"elsewhere\":0,\"pass_us\":$us,\"requests\":$req,\"chunks_freed\":$freed}"
 		[ "$k" = 0 ] || [ "$req" -gt 0 ] ||
 			fail "$k registrations: memory.reclaim asked none"
 	done
