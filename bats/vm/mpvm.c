@@ -22,6 +22,12 @@
  *   mpvm [-u UID] v2-shrinker CGDIR CHUNK ADD [opts] [-- CMD...]
  *	v2 user-space shrinker: write CHUNK, then "+ADD", poll POLLPRI, read
  *	"<N>", same output as v1-shrinker
+ *   mpvm [-u UID] v2-many CGDIR N CHUNK ADD [opts]
+ *	N v2 shrinkers on N opens of CGDIR/mempressure.shrinker, ADD chunks
+ *	each (-a: held for real, one pool), all polled by this one task; N 0
+ *	holds ADD chunks without a registration (a baseline).  "registered"
+ *	once all are, "many n=N requests=R chunks=C held=H polls=P" at the
+ *	end (timeout or SIGTERM), P the polls that returned an event
  *   mpvm [-u UID] ec CGDIR EFD TARGET ARGS
  *	one event_control write with chosen fds; EFD is eventfd, pipe, closed,
  *	or a literal number; TARGET is a file name under CGDIR, closed, or a
@@ -454,6 +460,82 @@ static int cmd_v2_shrinker(int argc, char **argv)
 	return loop(fd, 3);
 }
 
+/* read the request pending on a v2 registration: the chunks asked, or 0 */
+static unsigned long long v2_read(int fd)
+{
+	char buf[64];
+	ssize_t len;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		fail("lseek");
+	len = read(fd, buf, sizeof(buf) - 1);
+	if (len < 0)
+		fail("read");
+	buf[len] = 0;
+	return strtoull(buf, NULL, 10);
+}
+
+static int cmd_v2_many(int argc, char **argv)
+{
+	long n, i, requests = 0, asked = 0, polls = 0, deadline;
+	struct pollfd *p;
+	char line[64];
+
+	if (argc < 5 || atol(argv[2]) < 0)
+		return 1;
+	n = atol(argv[2]);
+	chunk_size = atol(argv[3]);
+	p = calloc(n ? n : 1, sizeof(*p));
+	if (!p)
+		fail("calloc");
+	snprintf(line, sizeof(line), "+%s", argv[4]);
+	if (!n)
+		hold_chunks(atol(argv[4]));
+	for (i = 0; i < n; i++) {
+		p[i].fd = open_in(argv[1], "mempressure.shrinker",
+				  O_RDWR | O_CLOEXEC);
+		p[i].events = POLLPRI;
+		xwrite(p[i].fd, argv[3], "register chunk size");
+		hold_chunks(atol(argv[4]));
+		xwrite(p[i].fd, line, "add chunks");
+	}
+	printf("registered\n");
+	deadline = now_ms() + timeout_ms;
+	while (!stopping && now_ms() < deadline) {
+		long left = deadline - now_ms();
+		int r = poll(p, n, left > 200 ? 200 : left);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			fail("poll");
+		if (r > 0)
+			polls++;
+		for (i = 0; r > 0 && i < n; i++) {
+			unsigned long long v;
+
+			if (!p[i].revents)
+				continue;
+			/* a registration whose cgroup went: poll it no more */
+			if (p[i].revents & (POLLERR | POLLNVAL | POLLHUP)) {
+				printf("revents %ld 0x%x\n", i, p[i].revents);
+				p[i].fd = -1;
+				continue;
+			}
+			v = v2_read(p[i].fd);
+			if (v) {
+				requests++;
+				asked += v;
+				free_chunks(v);
+			}
+		}
+	}
+	printf("many n=%ld requests=%ld chunks=%ld held=%ld polls=%ld\n", n,
+	       requests, asked, nchunks, polls);
+	free(p);
+	return 0;
+}
+
 static int pick_fd(const char *dir, const char *what)
 {
 	int fds[2], fd;
@@ -565,9 +647,9 @@ static int cmd_shrinker_write(int argc, char **argv)
 
 static int usage(void)
 {
-	fprintf(stderr,
-		"usage: mpvm [-u UID] evctl|v1-shrinker|v2-level|"
-		"v2-shrinker|ec|write|shrinker-write ARGS... (see mpvm.c)\n");
+	fprintf(stderr, "usage: mpvm [-u UID] evctl|v1-shrinker|v2-level|"
+			"v2-shrinker|v2-many|ec|write|shrinker-write ARGS... "
+			"(see mpvm.c)\n");
 	return 1;
 }
 
@@ -581,6 +663,7 @@ int main(int argc, char **argv)
 		{ "v1-shrinker", cmd_v1_shrinker },
 		{ "v2-level", cmd_v2_level },
 		{ "v2-shrinker", cmd_v2_shrinker },
+		{ "v2-many", cmd_v2_many },
 		{ "ec", cmd_ec },
 		{ "write", cmd_write },
 		{ "shrinker-write", cmd_shrinker_write },

@@ -21,7 +21,8 @@
 #                     cgroup_disable=mempressure), all
 #                     every one, repro those of /mpctl/bats/vm-repro,
 #                     bench-v2 and bench-v1 the benchmarks of
-#                     /mpctl/bats/vm-bench for that layout
+#                     /mpctl/bats/vm-bench for that layout, scale
+#                     its *-scale.bats (hybrid layout; by hand)
 set -euo pipefail
 
 export PATH=/mpctl/bin:/usr/bin
@@ -114,6 +115,7 @@ repro) suites=(/mpctl/bats/vm-repro) ;;
 bench-v2) suites=(/mpctl/bats/vm-bench/*-v2-*.bats) ;;
 bench-v1) suites=(/mpctl/bats/vm-bench/*-v1-*.bats) ;;
 bench-v2pure) suites=(/mpctl/bats/vm-bench/*-v2pure-*.bats) ;;
+scale) suites=(/mpctl/bats/vm-bench/*-scale.bats) ;;
 *) echo "MPCTL-INIT unknown mpctl.boot=$group"; exit 1 ;;
 esac
 echo "MPCTL-INIT boot group $group: ${suites[*]##*/}"
