@@ -28,6 +28,13 @@ teardown() {
 	bench_stress v2 maxonly --no-assist -b mempressure --no-throttle
 }
 
+# the same with the fallback that needs no answer: every chunk MADV_FREE
+# once written, so reclaim at memory.max drops what the program is slow
+# to give back (lazyfree folios go without swap)
+@test "bench v2: kernel shrinker alone, memory.max only, no swap, lazyfree fallback" {
+	bench_stress v2 maxonly-lazy --no-assist -b mempressure --no-throttle --lazyfree
+}
+
 @test "bench v2: kernel shrinker alone, memory.max only, zram swap" {
 	requires swap
 	bench_stress v2 maxonly-swap --no-assist -b mempressure --no-throttle --swap
@@ -37,12 +44,12 @@ teardown() {
 # populate each, the kernel's requests are answered with munmap(); THP on
 @test "bench v2: ordinary program, munmap() answers, THP, no swap" {
 	bench_thp_always
-	bench_stress v2 munmap --no-assist -b mempressure --free munmap --threads 3
+	bench_stress --gap v2 munmap --no-assist -b mempressure --free munmap --threads 3
 }
 
 @test "bench v2: ordinary program, munmap() answers, THP, zram swap" {
 	requires swap
 	bench_thp_always
-	bench_stress v2 munmap-swap --no-assist -b mempressure --free munmap \
+	bench_stress --gap v2 munmap-swap --no-assist -b mempressure --free munmap \
 		--threads 3 --swap
 }
