@@ -272,10 +272,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 								0);
 		break;
 	case OPT_COTENANT:
-		o->cotenant_bytes =
-			arg ? cmd_arg_size(state, key, arg, page,
-					   STRESS_COTENANT_MAX_BYTES) :
-			      STRESS_COTENANT_DEFAULT_BYTES;
+		o->cotenant_bytes = arg ? cmd_arg_size(state, key, arg, page,
+						       0) :
+					  STRESS_COTENANT_DEFAULT_BYTES;
+		if (o->cotenant_bytes > STRESS_COTENANT_MAX_BYTES)
+			cmd_argerr(state,
+				   "invalid --cotenant '%s': at most 64M", arg);
 		o->cotenant_bytes -= o->cotenant_bytes % (uint64_t)page;
 		break;
 	case OPT_SEED:
