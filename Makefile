@@ -211,10 +211,12 @@ compare-v2pure: all static
 		-o $(O)/compare-v2pure 6.1 6.12
 
 # the kernel-shrinker scenarios, make check's two (-max, -late) and those
-# it leaves out for time (-noswap), 6.1 against 6.12 with MGLRU on, then
+# it leaves out for time (-noswap; -stopped: a program that stops
+# answering beside a co-tenant), 6.1 against 6.12 with MGLRU on, then
 # off (classic LRU): the configurations in which the series differs
 KSHRINKER_SCENARIOS := -s kernel-shrinker -s kernel-shrinker-max \
-	-s kernel-shrinker-late -s kernel-shrinker-noswap
+	-s kernel-shrinker-late -s kernel-shrinker-noswap \
+	-s kernel-shrinker-stopped
 compare-scenarios: all static
 	kernel-patch/scripts/compare-kernels.sh -j 2 -n 3 -g y \
 		$(KSHRINKER_SCENARIOS) $(COMPARE_ARGS) \

@@ -804,32 +804,37 @@ synth() {
 	assert_output ""
 }
 
-@test "report: kernel-shrinker-max and -late in the suite, -noswap by name; skipped with the reason without the kernel's shrinker" {
+@test "report: kernel-shrinker-max and -late in the suite, -noswap and -stopped by name; skipped with the reason without the kernel's shrinker" {
 	requires root jq
 	mpctl report --list
 	assert_success
-	for s in kernel-shrinker-max kernel-shrinker-late kernel-shrinker-noswap; do
+	for s in kernel-shrinker-max kernel-shrinker-late kernel-shrinker-noswap \
+		kernel-shrinker-stopped; do
 		assert_line --regexp "^$s +mpctl stress --no-assist"
 	done
 	assert_line --regexp '^kernel-shrinker-max .*--no-throttle'
 	assert_line --regexp '^kernel-shrinker-late .*--answer-delay 50ms'
+	assert_line --regexp '^kernel-shrinker-stopped .*--stop-answering 25% --cotenant'
 	! mp_have_controller mempressure || skip "a patched kernel runs them"
 	local r=$BATS_TEST_TMPDIR/k.json
 	mpctl report -d 1s -r 1 -s kernel-shrinker-max -s kernel-shrinker-late \
-		-s kernel-shrinker-noswap --allow-empty -o "$r"
+		-s kernel-shrinker-noswap -s kernel-shrinker-stopped \
+		--allow-empty -o "$r"
 	assert_success
 	jq -e '[.scenarios[] | select(.name | startswith("kernel-shrinker-"))] |
-		length == 3 and all(.status == "skipped" and (.runs | length) == 0
+		length == 4 and all(.status == "skipped" and (.runs | length) == 0
 		and .reason == "needs the kernel\u0027s shrinker (a patched kernel)")' "$r"
 	assert_line --regexp '^scenario kernel-shrinker-late: .*\(0 runs, skipped\)$'
 	assert_line "  needs the kernel's shrinker (a patched kernel)"
-	# the standard suite (make check's comparison): max and late, not noswap
+	# the standard suite (make check's comparison): max and late, not
+	# noswap nor stopped
 	mpctl report -d 1s -r 1 -o "$r"
 	[ "$status" -ne 69 ] || skip "no pressure interface"
 	assert_success
 	jq -e '.settings.scenarios as $s | ($s | index("kernel-shrinker-max")) and
 		($s | index("kernel-shrinker-late")) and
-		($s | index("kernel-shrinker-noswap") | not)' "$r"
+		($s | index("kernel-shrinker-noswap") | not) and
+		($s | index("kernel-shrinker-stopped") | not)' "$r"
 }
 
 @test "stress --answer-delay: every request answered that late; bad values are one line and 64" {

@@ -97,15 +97,16 @@ split_report() {
 	check_doc "$BATS_TEST_TMPDIR/cmp.json"
 }
 
-@test "schema: stress --json, with and without --hog" {
+@test "schema: stress --json, with and without --hog, --cotenant, --stop-answering" {
 	requires root memcg jq stress-ng
 	mpctl stress --json --duration 1s --threads 1
 	echo "$output" >"$BATS_TEST_TMPDIR/s.json"
 	check_doc "$BATS_TEST_TMPDIR/s.json"
 	mpctl stress --json --duration 2s --threads 1 --limit 64M \
-		--hog "--vm 1 --vm-bytes 8m"
+		--hog "--vm 1 --vm-bytes 8m" --cotenant --stop-answering 1s
 	echo "$output" >"$BATS_TEST_TMPDIR/h.json"
-	jq -e '.hog.args' "$BATS_TEST_TMPDIR/h.json"
+	jq -e '.hog.args and .cotenant.ops and .stopped_answering_ns' \
+		"$BATS_TEST_TMPDIR/h.json"
 	check_doc "$BATS_TEST_TMPDIR/h.json"
 }
 

@@ -984,3 +984,118 @@ run_cg() {
 	[ "$(wc -l <"$f")" -gt 10 ]
 	jq -e '.exit_reason == "duration"' "$f"
 }
+
+@test "stress --cotenant, --stop-answering: bad values are one line and 64, no cgroup made" {
+	requires root memcg
+	local before bad
+	before=$(stress_cgroups)
+	for bad in 0 -1s 5x soon 0% 100% 150%; do
+		mpctl stress --stop-answering "$bad" -d 1s
+		[ "$status" -eq 64 ]
+		assert_line --index 0 --regexp "^mpctl stress: invalid --stop-answering '$bad': "
+		[ "${#lines[@]}" -eq 2 ]
+	done
+	mpctl stress --stop-answering 2s -d 2s
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: --stop-answering must come before the end of the run: less than --duration"
+	[ "${#lines[@]}" -eq 2 ]
+	mpctl stress --stop-answering 1s --strategy psi -d 2s
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: --stop-answering and --strategy exclude each other: the stress engine stops answering, the cache answers at once"
+	for bad in 1K 65M big; do
+		mpctl stress --cotenant="$bad" -d 1s
+		[ "$status" -eq 64 ]
+		assert_line --index 0 --regexp "^mpctl stress: invalid --cotenant '$bad': "
+		[ "${#lines[@]}" -eq 2 ]
+	done
+	# SIZE only as --cotenant=SIZE: a word after it is an argument
+	mpctl stress --cotenant 64K -d 1s
+	[ "$status" -eq 64 ]
+	assert_line --index 0 "mpctl stress: unexpected argument '64K'"
+	[ "$before" = "$(stress_cgroups)" ]
+}
+
+@test "stress --cotenant: its operations timed in the JSON and the summary; null without" {
+	requires root memcg jq
+	local out=$BATS_TEST_TMPDIR/run.json
+	run -0 --separate-stderr "$MPCTL_BIN" stress -d 3s -L 128M --threads 2 \
+		--cotenant -o "$out"
+	[ "$status" -ne 69 ] || skip "no pressure interface"
+	jq -e '.parameters.cotenant_bytes == 65536 and
+		.parameters.stop_answering_ns == null and
+		.stopped_answering_ns == null and .exit_reason == "duration"' "$out"
+	# 1 ms apart for 3 s: hundreds at least, at most one a ms
+	jq -e '.cotenant | .size_bytes == 65536 and .killed == false and
+		.ops >= 300 and .ops <= 3100 and
+		.ops_per_sec > 100 and .ops_per_sec <= 1000 and
+		.p50_ns > 0 and .p50_ns <= .p99_ns and .p99_ns <= .max_ns and
+		.mean_ns <= .max_ns' "$out"
+	local line
+	line=$(jq -r '.cotenant | "  co-tenant     \(.ops) ops of 65536 bytes"' "$out")
+	assert_line --partial "$line"
+	assert_line --regexp '^  co-tenant     [0-9]+ ops of 65536 bytes \([0-9]+/s\): p50 [0-9]+ us, p99 [0-9]+ us, max [0-9]+ us$'
+	# the same line from the saved document
+	mpctl stress --input "$out"
+	assert_success
+	assert_line --regexp '^  co-tenant     [0-9]+ ops of 65536 bytes'
+	assert_cgroup_gone "$out"
+	# --cotenant=SIZE, rounded down to a page
+	run -0 --separate-stderr "$MPCTL_BIN" stress -d 1s -L 64M --threads 1 \
+		--cotenant=130K --json
+	jq -e '.parameters.cotenant_bytes == 131072 and
+		.cotenant.size_bytes == 131072 and .cotenant.ops > 0' <<<"$output"
+	# without: null, and no summary line
+	run -0 --separate-stderr "$MPCTL_BIN" stress -d 1s -L 64M --threads 1 \
+		-o "$out"
+	jq -e '.cotenant == null and .parameters.cotenant_bytes == null' "$out"
+	refute_line --partial "co-tenant"
+}
+
+@test "stress --stop-answering 25%: no request read after it, the time in the JSON" {
+	requires root memcg jq
+	run --separate-stderr "$MPCTL_BIN" stress -d 4s -L 64M --threads 2 \
+		--stop-answering 25% --cotenant --json
+	[ "$status" -ne 69 ] || skip "no pressure interface"
+	# without swap, a program that stops answering may be OOM-killed
+	[ "$status" -eq 0 ] ||
+		jq -e '.exit_reason == "engine_killed"' <<<"$output"
+	jq -e '.parameters.stop_answering_ns == 1000000000 and
+		.stopped_answering_ns >= 1000000000 and
+		.stopped_answering_ns < 1500000000' <<<"$output"
+	# 100 ms after it, the requests read stay what they are at the end
+	jq -e '.stopped_answering_ns as $s | .reclaim_requests as $n |
+		[.timeline[] | select(.t_ns > $s + 100000000) | .requests] |
+		all(. == $n)' <<<"$output"
+	jq -e '.cotenant.ops > 0' <<<"$output"
+}
+
+@test "stress --cotenant: SIGTERM ends the run with its report, no co-tenant or engine left" {
+	requires root memcg jq
+	local out=$BATS_TEST_TMPDIR/run.json pid i kids=() k
+	"$MPCTL_BIN" stress -d 60s -L 64M --threads 1 --cotenant \
+		-o "$out" >/dev/null 2>&1 &
+	pid=$!
+	MP_PIDS+=("$pid")
+	# the engine and the co-tenant: children of the run
+	for ((i = 0; i < 100; i++)); do
+		mapfile -t kids < <(pgrep -P "$pid")
+		[ "${#kids[@]}" -lt 2 ] || break
+		sleep 0.1
+	done
+	[ "${#kids[@]}" -eq 2 ] || fail "children of the run: ${kids[*]}"
+	pgrep -P "$pid" -f -- '__stress-engine --shm [0-9]+ --cotenant$'
+	sleep 1
+	kill -TERM "$pid"
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	! kill -0 "$pid" 2>/dev/null
+	run wait "$pid"
+	assert_success
+	for k in "${kids[@]}"; do
+		! kill -0 "$k" 2>/dev/null || fail "child $k left behind"
+	done
+	jq -e '.exit_reason == "interrupted" and .cotenant.ops > 0' "$out"
+	assert_cgroup_gone "$out"
+}

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "cotenant.h"
 #include "mp_json.h"
 #include "mp_output.h"
 #include "mp_parse.h"
@@ -41,6 +42,7 @@ struct stress_opts {
 	bool verbose;	       /* -v: the run's set-up on stderr */
 	bool progress_shown;   /* a progress line to clear on stderr */
 	const char *chunk_arg; /* --chunk as given */
+	const char *stop_arg;  /* --stop-answering as given */
 	const char *input;     /* hidden --input: a saved document's summary */
 };
 
@@ -67,6 +69,8 @@ enum {
 	OPT_LAZYFREE,
 	OPT_INPUT,
 	OPT_ANSWER_DELAY,
+	OPT_STOP_ANSWERING,
+	OPT_COTENANT,
 };
 
 /* clang-format off */
@@ -108,6 +112,14 @@ static const struct argp_option options[] = {
 	{ "answer-delay", OPT_ANSWER_DELAY, "TIME", 0,
 	  "answer every request late: the reclaim thread sleeps TIME after "
 	  "reading it, before it frees, at most 10s (default: none)", 0 },
+	{ "stop-answering", OPT_STOP_ANSWERING, "AFTER", 0,
+	  "stop answering AFTER a time or N% of --duration: the reclaim "
+	  "thread reads no more requests, as if the program were stopped, "
+	  "and the registration stays (default: never)", 0 },
+	{ "cotenant", OPT_COTENANT, "SIZE", OPTION_ARG_OPTIONAL,
+	  "run a co-tenant in the program's cgroup: a process of its own "
+	  "that maps SIZE (default 64K), writes every page and unmaps it, "
+	  "1 ms apart, each operation timed", 0 },
 	{ "backend", 'b', "NAME", 0,
 	  "mempressure (kernel shrinker), memcg or psi (emulated), or auto",
 	  0 },
@@ -252,6 +264,22 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "invalid --answer-delay '%s': at most 10s",
 				   arg);
 		break;
+	case OPT_STOP_ANSWERING:
+		/* N%: of --duration, known once every option is read */
+		so->stop_arg = arg;
+		if (!strchr(arg, '%'))
+			o->stop_answering_ns = cmd_arg_duration(state, key, arg,
+								0);
+		break;
+	case OPT_COTENANT:
+		o->cotenant_bytes = arg ? cmd_arg_size(state, key, arg, page,
+						       0) :
+					  STRESS_COTENANT_DEFAULT_BYTES;
+		if (o->cotenant_bytes > STRESS_COTENANT_MAX_BYTES)
+			cmd_argerr(state,
+				   "invalid --cotenant '%s': at most 64M", arg);
+		o->cotenant_bytes -= o->cotenant_bytes % (uint64_t)page;
+		break;
 	case OPT_SEED:
 		o->seed = cmd_arg_long(state, key, arg, 0, LLONG_MAX);
 		break;
@@ -323,6 +351,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   "--cgroup and --parent exclude each other");
 		if (so->chunk_arg && strchr(so->chunk_arg, '%'))
 			chunk_of_limit(state, so);
+		if (so->stop_arg && strchr(so->stop_arg, '%'))
+			o->stop_answering_ns =
+				(uint64_t)(cmd_arg_frac(state,
+							OPT_STOP_ANSWERING,
+							so->stop_arg, 0, 1,
+							CMD_FRAC_ABOVE |
+								CMD_FRAC_BELOW) *
+					   (double)o->duration_ns);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -390,6 +426,36 @@ static double seconds(const struct stress_result *r)
 	return (double)(r->end_ns - r->start_ns) / 1e9;
 }
 
+/*
+ * The co-tenant's operations (cotenant.h): the histogram's quantiles, its
+ * count as "ops"; null without --cotenant
+ */
+static json_t *cotenant_json(const struct stress_run_cfg *o,
+			     const struct stress_result *r)
+{
+	const struct mp_hist *h = &r->engine.cotenant_latency;
+	double secs = seconds(r);
+	json_t *j;
+
+	if (!o->cotenant_bytes)
+		return json_null();
+	j = hist_json(h);
+	/* clang-format off */
+	if (j && (json_object_del(j, "count") ||
+		  json_object_set_new(j, "ops", json_integer((json_int_t)h->count)) ||
+		  json_object_set_new(j, "ops_per_sec", json_real(
+			  secs > 0 ? (double)h->count / secs : 0.0)) ||
+		  json_object_set_new(j, "size_bytes",
+				      json_integer((json_int_t)o->cotenant_bytes)) ||
+		  json_object_set_new(j, "killed",
+				      json_boolean(r->cotenant_killed)))) {
+		json_decref(j);
+		return NULL;
+	}
+	/* clang-format on */
+	return j;
+}
+
 /* An argv as an array of strings; null when there is none (not run). */
 static json_t *argv_json(char *const *argv)
 {
@@ -454,7 +520,7 @@ static json_t *result_json(const struct stress_run_cfg *o,
 	uname(&un);
 
 	/* clang-format off */
-	params = json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o, s:s, s:b, s:b, s:I}",
+	params = json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o, s:s, s:b, s:b, s:I, s:o, s:o}",
 			   "chunk_size_bytes", (json_int_t)o->chunk,
 			   "threads", (json_int_t)o->threads,
 			   "duration_ns", (json_int_t)o->duration_ns,
@@ -475,7 +541,13 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			   "free", stress_free_name(o->free_mode),
 			   "populate", populates(o),
 			   "lazyfree", o->lazyfree,
-			   "answer_delay_ns", (json_int_t)o->answer_delay_ns);
+			   "answer_delay_ns", (json_int_t)o->answer_delay_ns,
+			   "stop_answering_ns", o->stop_answering_ns ?
+			   json_integer((json_int_t)o->stop_answering_ns) :
+			   json_null(),
+			   "cotenant_bytes", o->cotenant_bytes ?
+			   json_integer((json_int_t)o->cotenant_bytes) :
+			   json_null());
 	if (policy_on) {
 		struct mp_emul_policy p = {
 			.target = o->target, .high = o->high,
@@ -601,6 +673,11 @@ static json_t *result_json(const struct stress_run_cfg *o,
 	bad |= json_object_set_new(doc, "strategy", o->strategy ?
 		json_string(stress_strategy_name(o->strategy)) : json_null());
 	bad |= json_object_set_new(doc, "cache", cache_json(o, r));
+	bad |= json_object_set_new(doc, "cotenant", cotenant_json(o, r));
+	bad |= json_object_set_new(doc, "stopped_answering_ns",
+		s->stopped_answering_ns ?
+		json_integer((json_int_t)s->stopped_answering_ns) :
+		json_null());
 	bad |= json_object_set_new(doc, "usage_avg_bytes", json_integer(
 		(json_int_t)(r->ntl ? r->usage_sum / r->ntl : 0)));
 	bad |= json_object_set_new(doc, "memory_pressure",

@@ -60,6 +60,15 @@ const struct mp_metric mp_metrics[] = {
 	{ "alloc_latency_max_ns", { "alloc_latency.max_ns" },
 	  MP_BETTER_LOWER, 25, 400, 1000000, "ns",
 	  "the slowest chunk allocation (not judged)", .info = true },
+	/*
+	 * stress --cotenant: a neighbour's 64K map, write, unmap in the
+	 * program's cgroup. What the program's cooperation (or its silence)
+	 * costs the others: its p99 is the outcome, lower is better
+	 */
+	{ "cotenant_p99_ns", { "cotenant.p99_ns" },
+	  MP_BETTER_LOWER, 10, 200, 100000, "ns",
+	  "99th percentile of the co-tenant's operation: its stalls",
+	  .headline = true },
 	{ "peak_usage_ratio", { "peak_usage_ratio" }, MP_BETTER_LOWER, 1, 10,
 	  0.01, "ratio", "peak usage / limit (computed)" },
 	{ "chunks_freed", { "chunks_freed" }, MP_BETTER_HIGHER, 2, 50, 1,

@@ -33,6 +33,7 @@ struct stress_engine {
 	pthread_mutex_t err_lock;
 	struct alloc_arg *args;
 	pthread_t *thr, rthr;
+	uint64_t start_ns;
 	int started;
 	bool have_rthr;
 };
@@ -177,6 +178,25 @@ static void reclaim(struct stress_engine *e, uint64_t n, uint64_t t0)
 		e->cfg->on_reclaim(n, freed, e->cfg->arg);
 }
 
+/*
+ * --stop-answering: past the time, the program reads no more requests,
+ * as a stopped one would; its registration stays. True once it is so.
+ */
+static bool stopped_answering(struct stress_engine *e)
+{
+	uint64_t t;
+
+	if (!e->cfg->stop_answering_ns)
+		return false;
+	if (LOAD(e->shm->stopped_answering_ns))
+		return true;
+	t = mp_now_ns(CLOCK_MONOTONIC) - e->start_ns;
+	if (t < e->cfg->stop_answering_ns)
+		return false;
+	SET(e->shm->stopped_answering_ns, t);
+	return true;
+}
+
 static void *reclaim_thread(void *arg)
 {
 	struct stress_engine *e = arg;
@@ -200,6 +220,10 @@ static void *reclaim_thread(void *arg)
 			    e->cfg->reclaim_nice);
 run:
 	while (!LOAD(e->shm->stop)) {
+		if (stopped_answering(e)) {
+			sleep_ns(20000000);
+			continue;
+		}
 		ret = poll(&pfd, 1, 20);
 		if (ret <= 0)
 			continue;
@@ -245,6 +269,7 @@ struct stress_engine *stress_engine_start(const struct stress_engine_cfg *cfg)
 	}
 	e->cfg = cfg;
 	e->shm = cfg->shm;
+	e->start_ns = mp_now_ns(CLOCK_MONOTONIC);
 	pthread_mutex_init(&e->err_lock, NULL);
 	/*
 	 * At the limit the page cache is what reclaim takes: the reclaim

@@ -53,7 +53,7 @@ enum stress_state {
  * but the memfd.
  */
 #define STRESS_PARAMS_MAGIC   0x6d707374u /* "mpst" */
-#define STRESS_PARAMS_VERSION 1
+#define STRESS_PARAMS_VERSION 2
 
 struct stress_params {
 	uint32_t magic;	       /* STRESS_PARAMS_MAGIC */
@@ -73,6 +73,10 @@ struct stress_params {
 	uint8_t no_populate;
 	uint8_t lazyfree;
 	uint64_t answer_delay_ns; /* sleep before each answer */
+	/* from the engine's start: stop reading requests (0: never) */
+	uint64_t stop_answering_ns;
+	/* the co-tenant's allocation size (0: no co-tenant) */
+	uint64_t cotenant_bytes;
 };
 
 struct stress_shared {
@@ -96,8 +100,11 @@ struct stress_shared {
 	uint64_t cache_misses; /* chunks re-created */
 	uint64_t cache_lost;   /* found dropped by the kernel */
 	uint64_t cache_slots;  /* the cache's size in chunks */
-	int stop;	       /* set by the parent */
-	int state;	       /* enum stress_state */
+	/* the co-tenant (--cotenant, stress/cotenant.c): one op per sample */
+	struct mp_hist cotenant_latency;
+	uint64_t stopped_answering_ns; /* since the engine's start, 0: never */
+	int stop;		       /* set by the parent */
+	int state;		       /* enum stress_state */
 	char error[256];
 };
 
@@ -128,6 +135,13 @@ struct stress_engine_cfg {
 	 * latency)
 	 */
 	uint64_t answer_delay_ns;
+	/*
+	 * a program that stops answering: after this long since the start
+	 * (0: never) the reclaim thread reads no more requests, as if the
+	 * program were stopped, and its registration stays; the allocators
+	 * go on
+	 */
+	uint64_t stop_answering_ns;
 	/*
 	 * >= 0: the cgroup's usage file; the allocators pause while the
 	 * usage is above high_bytes (see throttle() in engine.c)

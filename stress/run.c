@@ -25,6 +25,7 @@
 #include "mp_parse.h"
 #include "mp_spawn.h"
 #include "mp_target.h"
+#include "cotenant.h"
 #include "run.h"
 
 #define TICK_NS	       100000000ULL /* timeline sampling */
@@ -143,6 +144,7 @@ struct run {
 	uint64_t footprint; /* chunks the allocators aim at */
 	uint64_t oom_base;
 	struct mp_child engine;
+	struct mp_child cotenant; /* --cotenant, else never started */
 	struct hog hog;
 	size_t tl_cap;
 	int sfd, tfd;
@@ -154,8 +156,22 @@ static uint64_t now_ns(void)
 }
 
 /*
- * The engine, started through /proc/self/exe (no fork without exec): in
- * its own process group, killed if we die (we alone remove the cgroup),
+ * The hidden applet on the shared memory, in the program's cgroup: in its
+ * own process group, killed if we die (we alone remove the cgroup).
+ */
+static void self_child(struct run *r, struct mp_child *c, char **argv, char *fd,
+		       size_t fd_size)
+{
+	snprintf(fd, fd_size, "%d", r->shm_fd);
+	mp_child_init(c, argv);
+	c->file = "/proc/self/exe";
+	c->name = "/proc/self/exe " STRESS_ENGINE_APPLET;
+	c->pgroup = true;
+	c->pdeathsig = SIGKILL;
+}
+
+/*
+ * The engine, started through /proc/self/exe (no fork without exec),
  * with the registration as 'mpctl register' hands it to its command.
  */
 static int start_engine(struct run *r, struct mp_err *err)
@@ -184,21 +200,39 @@ static int start_engine(struct run *r, struct mp_err *err)
 		.no_populate = cfg->no_populate,
 		.lazyfree = cfg->lazyfree,
 		.answer_delay_ns = cfg->answer_delay_ns,
+		.stop_answering_ns = cfg->stop_answering_ns,
+		.cotenant_bytes = cfg->cotenant_bytes,
 	};
 	if (stress_params_check(p, err))
 		return -1;
-	snprintf(fd, sizeof(fd), "%d", r->shm_fd);
-	mp_child_init(c, argv);
-	c->file = "/proc/self/exe";
-	c->name = "/proc/self/exe " STRESS_ENGINE_APPLET;
-	c->pgroup = true;
-	c->pdeathsig = SIGKILL;
+	self_child(r, c, argv, fd, sizeof(fd));
 	if ((r->sh && mp_shrinker_pass(r->sh, c, err)) ||
 	    mp_child_keep(c, r->shm_fd, err) ||
 	    mp_child_keep(c, r->usage_fd, err) ||
 	    mp_child_join(c, r->c.engine_cg->dir, err) ||
 	    (r->c.mp_cg && strcmp(r->c.mp_cg->dir, r->c.cg->dir) &&
 	     mp_child_join(c, r->c.mp_cg->dir, err)))
+		return -1;
+	return mp_child_start(c, err);
+}
+
+/*
+ * The co-tenant (cotenant.h): the same applet, a process of its own in
+ * the engine's memory cgroup, without the registration
+ */
+static int start_cotenant(struct run *r, struct mp_err *err)
+{
+	struct mp_child *c = &r->cotenant;
+	char fd[24], *argv[] = { "mpctl", STRESS_ENGINE_APPLET, "--shm",
+				 fd,	  STRESS_COTENANT_FLAG, NULL };
+
+	if (!r->cfg->cotenant_bytes)
+		return 0;
+	self_child(r, c, argv, fd, sizeof(fd));
+	c->name = "/proc/self/exe " STRESS_ENGINE_APPLET
+		  " " STRESS_COTENANT_FLAG;
+	if (mp_child_keep(c, r->shm_fd, err) ||
+	    mp_child_join(c, r->c.engine_cg->dir, err))
 		return -1;
 	return mp_child_start(c, err);
 }
@@ -231,6 +265,8 @@ int stress_params_check(const struct stress_params *p, struct mp_err *err)
 		bad = "a flag";
 	else if (p->answer_delay_ns > STRESS_MAX_ANSWER_DELAY_NS)
 		bad = "answer_delay_ns";
+	else if (p->cotenant_bytes > STRESS_COTENANT_MAX_BYTES)
+		bad = "cotenant_bytes";
 	if (!bad)
 		return 0;
 	return mp_errf(err, MP_EXIT_USAGE, 0,
@@ -270,6 +306,7 @@ int stress_engine_main(int shm_fd, struct mp_err *err)
 	cfg.no_populate = p.no_populate;
 	cfg.lazyfree = p.lazyfree;
 	cfg.answer_delay_ns = p.answer_delay_ns;
+	cfg.stop_answering_ns = p.stop_answering_ns;
 	cfg.sh = sh;
 	if (p.strategy) {
 		struct stress_cache_cfg cc = {
@@ -476,6 +513,7 @@ static void reap(struct run *r)
 		r->res->hog_exited = true;
 	}
 	mp_child_reap(&r->engine);
+	mp_child_reap(&r->cotenant);
 }
 
 static void stop_engine(struct run *r)
@@ -483,6 +521,12 @@ static void stop_engine(struct run *r)
 	if (r->shm)
 		__atomic_store_n(&r->shm->stop, 1, __ATOMIC_RELAXED);
 	mp_child_stop(&r->engine, 0, 5000000000ULL);
+}
+
+/* after stop_engine(): shm->stop tells it too */
+static void stop_cotenant(struct run *r)
+{
+	mp_child_stop(&r->cotenant, 0, 1000000000ULL);
 }
 
 static void stop_hog(struct run *r)
@@ -613,8 +657,11 @@ static void finish(struct run *r)
 	const struct mp_cgroup *cg = r->c.cg;
 	uint64_t v = 0;
 
-	/* stop the engine, then the hog; wait for both */
+	/* stop the engine, the co-tenant, then the hog; wait for them */
 	stop_engine(r);
+	res->cotenant_killed = r->cotenant.pid > 0 && r->cotenant.exited &&
+			       WIFSIGNALED(r->cotenant.status);
+	stop_cotenant(r);
 	stop_hog(r);
 	res->end_ns = now_ns();
 	take_sample(r, res->end_ns);
@@ -724,6 +771,14 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 		return mp_errf(
 			err, MP_EXIT_USAGE, 0,
 			"--answer-delay and --strategy exclude each other: the delay is the stress engine's, the cache answers at once");
+	if (cfg->stop_answering_ns && cfg->strategy)
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"--stop-answering and --strategy exclude each other: the stress engine stops answering, the cache answers at once");
+	if (cfg->stop_answering_ns >= cfg->duration_ns)
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"--stop-answering must come before the end of the run: less than --duration");
 	if (cfg->lazyfree && !lazyfree_works())
 		return mp_errf(
 			err, MP_EXIT_UNAVAILABLE, 0,
@@ -892,7 +947,7 @@ int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 	if (prepare(r, err))
 		goto out;
 	res->start_ns = now_ns();
-	if (start_engine(r, err))
+	if (start_engine(r, err) || start_cotenant(r, err))
 		goto out;
 	if (cfg->hog && start_hog(r, err)) {
 		res->reason = "failed";
@@ -906,8 +961,10 @@ int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 	ret = 0;
 out:
 	stop_engine(r);
+	stop_cotenant(r);
 	stop_hog(r);
 	mp_child_release(&r->engine);
+	mp_child_release(&r->cotenant);
 	mp_child_release(&r->hog.c);
 	if (r->hog.yaml_fd >= 0)
 		close(r->hog.yaml_fd);

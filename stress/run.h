@@ -79,6 +79,10 @@ struct stress_run_cfg {
 	bool no_populate;	    /* a write a page, no MADV_POPULATE_WRITE */
 	bool lazyfree;		  /* the engine's chunks MADV_FREE (engine.h) */
 	uint64_t answer_delay_ns; /* before each answer (engine.h) */
+	/* stop answering after this long (engine.h), 0: never */
+	uint64_t stop_answering_ns;
+	/* the co-tenant's operation size (cotenant.h), 0: no co-tenant */
+	uint64_t cotenant_bytes;
 	/* the cache workload (stress/cache.h) instead of the allocators */
 	enum stress_strategy strategy;
 	uint64_t miss_cost_ns;
@@ -121,6 +125,7 @@ struct stress_result {
 	/* reclaim-agent: memory.reclaim writes that worked, bytes asked */
 	uint64_t agent_writes, agent_bytes;
 	struct stress_shared engine; /* the engine's numbers at the end */
+	bool cotenant_killed; /* the co-tenant died of a signal in the run */
 	bool hog_exited;
 	int hog_status;
 	char **hog_argv; /* what ran: stress-ng and its arguments */

@@ -119,6 +119,23 @@ static const struct scenario scenarios[] = {
 	  .run = run_stress, .stress_args = { "--no-assist" },
 	  .needs_kernel_shrinker = true, .by_name = true,
 	  .why_kernel = KERNEL_ONLY },
+	/*
+	 * By name only (issue 18): a program that stops answering beside a
+	 * co-tenant. The registration stays while nobody reads the requests;
+	 * what the kernel's wait for an answer costs shows in the co-tenant's
+	 * small allocations over memory.high (cotenant_p99_ns), not in the
+	 * program's own numbers
+	 */
+	{ .name = "kernel-shrinker-stopped",
+	  .description = "mpctl stress --no-assist --swap --stop-answering "
+	  "25% --cotenant: the program stops reading requests after a "
+	  "quarter of the run, registered, beside a co-tenant mapping 64K "
+	  "at a time in the same cgroup",
+	  .run = run_stress,
+	  .stress_args = { "--no-assist", "--swap", "--stop-answering", "25%",
+			   "--cotenant" },
+	  .needs_kernel_shrinker = true, .by_name = true,
+	  .why_kernel = KERNEL_ONLY },
 	STRATEGY("none", "a Zipf-read cache that never gives memory back",
 		 false),
 	STRATEGY("madv-free", "the cache's chunks MADV_FREE, re-created "

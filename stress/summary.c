@@ -132,7 +132,10 @@ static void write_memory(FILE *f, const json_t *doc)
 	fprintf(f, "  OOM kills     %" PRIu64 "\n", u64(doc, "oom_kills"));
 }
 
-/* the hog, the cache workload and the engine's error, when there are */
+/*
+ * the hog, the cache workload, the co-tenant, the stop of the answers and
+ * the engine's error, when there are
+ */
 static void write_extras(FILE *f, const json_t *doc)
 {
 	const json_t *hog = json_object_get(doc, "hog");
@@ -155,6 +158,19 @@ static void write_extras(FILE *f, const json_t *doc)
 			real(doc, "cache.reads_per_s"),
 			real(doc, "cache.hit_ratio"), u64(doc, "cache.misses"),
 			u64(doc, "cache.lost"));
+	if (json_is_object(json_object_get(doc, "cotenant")))
+		fprintf(f,
+			"  co-tenant     %" PRIu64 " ops of %" PRIu64
+			" bytes (%.0f/s): p50 %.0f us, p99 %.0f us, max %.0f us%s\n",
+			u64(doc, "cotenant.ops"),
+			u64(doc, "cotenant.size_bytes"),
+			real(doc, "cotenant.ops_per_sec"),
+			us(doc, "cotenant.p50_ns"), us(doc, "cotenant.p99_ns"),
+			us(doc, "cotenant.max_ns"),
+			boolean(doc, "cotenant.killed") ? ", killed" : "");
+	if (json_is_integer(json_object_get(doc, "stopped_answering_ns")))
+		fprintf(f, "  answering     stopped at %.1f s\n",
+			(double)u64(doc, "stopped_answering_ns") / 1e9);
 	if (json_is_string(json_object_get(doc, "error")))
 		fprintf(f, "  error         %s\n", str(doc, "error"));
 }
