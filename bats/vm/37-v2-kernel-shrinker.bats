@@ -260,67 +260,6 @@ high_events() {
 		fail "the stopped shrinker slowed the co-tenant: $with ms against $alone ms"
 }
 
-# cotenant_run OUT BACKEND: mpctl stress with a program that stops
-# answering after 2 s of 8 and a co-tenant mapping 64K at a time in its
-# cgroup, over the memory.high mpctl stress sets below 128M, with the
-# zram swap; the document in OUT (an OOM-killed engine still writes it,
-# and exits 1). -b mempressure registers the program with the kernel; -b
-# psi emulates the shrinker: nothing registered, the kernel asks nobody
-# (its allocators also pause above memory.high, at most 1 s at a time:
-# engine.c's throttle, which the emulated mode always has)
-cotenant_run() {
-	"$MPCTL_BIN" stress --no-assist -b "$2" --swap --chunk 1M --threads 2 \
-		--overcommit 2 --limit 128M --duration 8s --stop-answering 2s \
-		--cotenant --json >"$1" 2>"$1.err" || [ $? -eq 1 ] ||
-		fail "mpctl stress -b $2: $(cat "$1.err")"
-	jq -e .schema "$1" >/dev/null ||
-		fail "mpctl stress -b $2 wrote no document: $(cat "$1.err")"
-}
-
-# median of the numbers on stdin, one a line
-median3() {
-	sort -n | sed -n 2p
-}
-
-@test "v2: a program that stops answering costs its co-tenant's p99 no more than 2x the same run unregistered" {
-	requires mpctl swap
-	local i b f with=() without=() m_with m_without
-	# alternate the two, so that the host's load falls on both alike
-	for i in 1 2 3; do
-		for b in mempressure psi; do
-			f=$BATS_TEST_TMPDIR/$b-$i.json
-			cotenant_run "$f" "$b"
-			echo "# $b run $i: shrinker $(jq -r .shrinker "$f"), ended by $(jq -r .exit_reason "$f"), OOM kills $(jq .oom_kills "$f"), swap growth $(jq .swap_growth_bytes "$f"), requests $(jq .reclaim_requests "$f"), co-tenant $(jq -c '.cotenant | {ops, p50_ns, p99_ns, max_ns}' "$f")" >&3
-			# an OOM kill with the swap free is a failure of its
-			# own; a run that ended early measured something else
-			jq -e '.exit_reason == "duration" and .oom_kills == 0 and
-				.stopped_answering_ns != null and
-				.cotenant.ops >= 100 and .cotenant.killed == false and
-				.peak_usage_bytes > .memory_high_bytes' "$f" >&2 ||
-				fail "run $b $i: $(jq -c '{exit_reason, oom_kills,
-					swap_growth_bytes, stopped_answering_ns,
-					cotenant, peak_usage_bytes,
-					memory_high_bytes}' "$f")"
-		done
-		with+=("$(jq .cotenant.p99_ns "$BATS_TEST_TMPDIR/mempressure-$i.json")")
-		without+=("$(jq .cotenant.p99_ns "$BATS_TEST_TMPDIR/psi-$i.json")")
-	done
-	# the registered runs were the kernel's, asked before they stopped
-	for i in 1 2 3; do
-		jq -e '.shrinker == "kernel-v2" and .reclaim_requests > 0' \
-			"$BATS_TEST_TMPDIR/mempressure-$i.json" >&2 ||
-			fail "run $i was not the kernel's shrinker, asked"
-		jq -e '.shrinker == "emulated"' \
-			"$BATS_TEST_TMPDIR/psi-$i.json" >&2 ||
-			fail "run $i without the registration was not emulated"
-	done
-	m_with=$(printf '%s\n' "${with[@]}" | median3)
-	m_without=$(printf '%s\n' "${without[@]}" | median3)
-	echo "# co-tenant p99, median of 3: registered and stopped $m_with ns (${with[*]}), unregistered $m_without ns (${without[*]})" >&3
-	[ "$m_with" -le $((m_without * 2)) ] ||
-		fail "the stopped program slowed its co-tenant: p99 $m_with ns against $m_without ns"
-}
-
 @test "v2 races: closing, forking and concurrent counts under reclaim" {
 	requires prog:mp_race
 	local d
