@@ -70,12 +70,14 @@ thp_always() {
 	echo always >"$f"
 }
 
-# assert_no_stall DOC: at most three allocations of 500 ms or more (one
-# stall of the three allocators together), none of 2 s, not OOM-killed
+# assert_no_stall DOC: no allocation of 500 ms or more (issue 21's
+# bound; before the redesign 7-10 per run, up to 4 s), not OOM-killed.
+# Traced under load (two VMs side by side, 6 runs), the worst was 388 ms:
+# mmap_lock for writing and the kernel's 200 ms wait. No gap probe here:
+# a FIFO thread on every vCPU made the stalls it was meant to excuse.
 assert_no_stall() {
 	echo "$1" | jq -e '.oom_kills == 0 and .exit_reason == "duration" and
-		.reclaim_requests > 0 and .alloc_latency.over_500ms <= 3 and
-		.alloc_latency.max_ns < 2000000000' >&2 ||
+		.reclaim_requests > 0 and .alloc_latency.over_500ms == 0' >&2 ||
 		fail "stress document: $1"
 }
 
