@@ -110,10 +110,13 @@ run_boot() {
 	local group=$1 console=$vdir/console-$flavour-$1.log
 	local tapraw=$vdir/tap-$flavour-$1.raw btap=$vdir/tap-$flavour-$1.txt
 	local secs t0 plan ran failed skipped splats timing boot_s s0 s1 suite_s line
-	local bfail=0
+	local bfail=0 load0 load1
 
 	msg "boot $group ($accel, timeout ${VMTEST_TIMEOUT}s), console in '$console'"
 	t0=$(date +%s)
+	# the host's 1-minute load at both ends: under TCG the guest's timings
+	# stretch with the host's other work (the cores are shared)
+	load0=$(cut -d' ' -f1 /proc/loadavg)
 	local extra=
 	# the pure cgroup2 boot is a stock kernel for memcg's paths
 	case $group in
@@ -122,6 +125,7 @@ run_boot() {
 	boot "$VMTEST_TIMEOUT" "$console" "$tapraw" \
 		"$append mpctl.boot=$group$extra"
 	secs=$(($(date +%s) - t0))
+	load1=$(cut -d' ' -f1 /proc/loadavg)
 
 	if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 		msg "$group: qemu timed out after ${VMTEST_TIMEOUT}s"
@@ -183,12 +187,13 @@ run_boot() {
 		suite_s=$(awk -v a="$s0" -v b="$s1" 'BEGIN { printf "%.1f", b - a }')
 	fi
 	line="$(date -u +%FT%TZ) $kver $flavour boot=$group accel=${accel// /,} wall_s=$secs"
-	line+=" boot_s=${boot_s:-?} suite_s=${suite_s:-?}"
+	line+=" boot_s=${boot_s:-?} suite_s=${suite_s:-?} host_load=$load0,$load1"
 	line+=" tests=${ran} failed=${failed} skipped=${skipped}"
 	line+=" result=$([ $bfail = 0 ] && echo pass || echo FAIL)"
 	echo "$line" >>"$top/build/vm-times.log"
 	msg "$group: $ran tests, $failed failed, $skipped skipped; wall ${secs}s," \
-		"kernel boot ${boot_s:-?}s, suites ${suite_s:-?}s"
+		"kernel boot ${boot_s:-?}s, suites ${suite_s:-?}s," \
+		"host load $load0 to $load1"
 	[ $bfail = 0 ] || msg "$group: FAILED (console: '$console', TAP: '$btap')"
 	return $bfail
 }
