@@ -116,6 +116,7 @@ bench-v2) suites=(/mpctl/bats/vm-bench/*-v2-*.bats) ;;
 bench-v1) suites=(/mpctl/bats/vm-bench/*-v1-*.bats) ;;
 bench-v2pure) suites=(/mpctl/bats/vm-bench/*-v2pure-*.bats) ;;
 scale) suites=(/mpctl/bats/vm-bench/*-scale.bats) ;;
+trace) suites=(/mpctl/bats/vm-bench/*-trace.bats) ;;
 *) echo "MPCTL-INIT unknown mpctl.boot=$group"; exit 1 ;;
 esac
 echo "MPCTL-INIT boot group $group: ${suites[*]##*/}"
