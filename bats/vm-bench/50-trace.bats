@@ -4,10 +4,11 @@
 # boots it). A diagnosis aid, not a benchmark: bats/vm/thread-sample.c
 # samples the run's threads every 2 ms, and each run prints one
 # "# TRACE {summary}" line and a "# SPAN" line for every stretch of 200 ms
-# or more that a thread spent off the CPU at one kernel stack. Kernel
+# or more that a thread spent off the CPU at one kernel stack (but in
+# poll() or nanosleep(), the program's own idle loops). Kernel
 # parameters: mpctl.trace=maxonly (memory.max alone, no swap) or munmap
 # (the munmap() program, THP always; the default), mpctl.runs=N (default
-# 3), mpctl.probe=1 (vcpu-gap beside each run), mpctl.lru_gen=y|n,
+# 3), mpctl.gap=1 (vcpu-gap beside each run), mpctl.lru_gen=y|n,
 # preempt= as usual. See kernel-patch/README-harness.md.
 
 load bench
@@ -59,7 +60,9 @@ trace_run() {
 			key = f[2] ":" f[4] ":" f[5]
 			if (key == cur[f[1]])
 				continue
-			if (cur[f[1]] != "" && $1 - since[f[1]] >= 200)
+			# the idle loops of the program (poll, nanosleep) are no wait
+			if (cur[f[1]] != "" && $1 - since[f[1]] >= 200 &&
+			    cur[f[1]] !~ /do_sys_poll|hrtimer_nanosleep/)
 				printf "# SPAN %s tid %s %d ms from %d ms: %s\n",
 					tag, f[1], $1 - since[f[1]], since[f[1]],
 					cur[f[1]]
@@ -73,7 +76,7 @@ trace_run() {
 	local what runs i probe args
 	what=$(bench_arg trace munmap)
 	runs=$(bench_arg runs 3)
-	probe=$(bench_arg probe 0)
+	probe=$(bench_arg gap 0)
 	case $what in
 	maxonly) args=(--threads 4 --no-throttle) ;;
 	munmap)
