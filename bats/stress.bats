@@ -1086,13 +1086,7 @@ run_cg() {
 	pgrep -P "$pid" -f -- '__stress-engine --shm [0-9]+ --cotenant$'
 	sleep 1
 	kill -TERM "$pid"
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	! kill -0 "$pid" 2>/dev/null
-	run wait "$pid"
-	assert_success
+	wait_exit "$pid" 10 || fail "mpctl stress ended with status $?"
 	for k in "${kids[@]}"; do
 		! kill -0 "$k" 2>/dev/null || fail "child $k left behind"
 	done
