@@ -102,8 +102,13 @@ split_report() {
 	mpctl stress --json --duration 1s --threads 1
 	echo "$output" >"$BATS_TEST_TMPDIR/s.json"
 	check_doc "$BATS_TEST_TMPDIR/s.json"
-	mpctl stress --json --duration 2s --threads 1 --limit 64M \
-		--hog "--vm 1 --vm-bytes 8m" --cotenant --stop-answering 1s
+	# the program stops answering beside a hog: an OOM kill (status 1,
+	# "the engine was killed" on stderr) is an outcome the document
+	# records, not a reason for it to lack a field
+	run --separate-stderr "$MPCTL_BIN" stress --json --duration 2s \
+		--threads 1 --limit 64M --hog "--vm 1 --vm-bytes 8m" \
+		--cotenant --stop-answering 1s
+	[ "$status" -eq 0 ] || [ "$status" -eq 1 ]
 	echo "$output" >"$BATS_TEST_TMPDIR/h.json"
 	jq -e '.hog.args and .cotenant.ops and .stopped_answering_ns' \
 		"$BATS_TEST_TMPDIR/h.json"
