@@ -165,6 +165,9 @@ if [ $host_only = 0 ]; then
 				if [ -s "$cmpdir/control-1.json" ] && [ $rc != 3 ] && [ $rc != 2 ]; then
 					echo "ok 1 --compare does not flag another boot of 6.12"
 				else
+					# which build each boot ran, and what was flagged
+					grep -E '^compare-kernels: (6\.12-control|control|base)' "$log" |
+						sed 's/^/# /'
 					echo "not ok 1 --compare does not flag another boot of 6.12 (status $rc, see $log)"
 				fi
 				n=2
