@@ -48,11 +48,16 @@
 #                 noaskfirst (4) never ask shrinkers early (the charge
 #                           path, over memory.high): only reclaim asks,
 #                           as without the "ask first" patch
+#                 nowait    (5) never wait over memory.high for a
+#                           shrinker that is answering: a program that
+#                           answers late (kernel-shrinker-late) is not
+#                           waited for
 #               DEMOS is a comma-separated list (or "all"); each demo boots
 #               once and is compared with the pooled base on its own:
 #               every one must be flagged (exit 4 if one is not). The patch
 #               puts wrappers in front of mpc_shrinker_deliver(),
-#               __mempressure_charge() and mempressure_ask_high() and a
+#               __mempressure_charge(), mempressure_ask_high() and
+#               mempressure_wait_high() and a
 #               line at the start of mpc_notify_levels(), found by their
 #               names, so it keeps applying when the code around them
 #               changes. Afterwards the harness's tree of NEW_KVER is
@@ -164,7 +169,7 @@ case $lru_gen in
 esac
 [ "$mode" = det ] || [ "$jobs" = 1 ] ||
 	die "-j needs -M det: plain TCG boots that share the host slow each other down"
-[ "$demos" = all ] && demos=drop3of4,drop1of5,delay2ms,noaskfirst
+[ "$demos" = all ] && demos=drop3of4,drop1of5,delay2ms,noaskfirst,nowait
 export VMTEST_MODE=$mode
 [ -z "$shift_" ] || export VMTEST_ICOUNT_SHIFT=$shift_
 
@@ -179,6 +184,7 @@ demo_id() {
 	drop1of5) echo 2 ;;
 	delay2ms) echo 3 ;;
 	noaskfirst) echo 4 ;;
+	nowait) echo 5 ;;
 	*) return 1 ;;
 	esac
 }
@@ -188,7 +194,7 @@ if [ -n "$demos" ]; then
 	[ "$build" = 1 ] || die "-D and -B exclude each other: -D builds NEW"
 	for d in ${demos//,/ }; do
 		demo_id "$d" >/dev/null ||
-			die "-D '$d': drop3of4, drop1of5, delay2ms, noaskfirst or all"
+			die "-D '$d': drop3of4, drop1of5, delay2ms, noaskfirst, nowait or all"
 	done
 	ls "$top/kernel-patch/$new"/0*.patch >/dev/null 2>&1 ||
 		die "no series in kernel-patch/$new: the demos break the kernel's shrinker"
@@ -344,7 +350,14 @@ boot() {
 		msg "$tag: '$out/report-$tag.json' is not a report"
 		return 1
 	fi
-	msg "$tag: $(sed -n 2p "$out/report-$tag.txt") (${secs}s)"
+	msg "$tag: $(sed -n 2p "$out/report-$tag.txt") (${secs}s), build $(build_of "$tag")"
+}
+
+# build_of TAG: the kernel build a report ran on ("#N SMP ... date", the
+# kernel's version string), to tell two builds of one release apart
+build_of() {
+	jq -r '.system.kernel_version // "unknown"' "$out/report-$1.json" 2>/dev/null ||
+		echo unknown
 }
 
 # boots IMAGE TAG[|APPEND]...: one boot per TAG (with those kernel
@@ -421,6 +434,9 @@ for i in $(seq 1 "$controls"); do
 	case $rc in
 	0) msg "control $i: another boot of $base is not flagged" ;;
 	1) msg "control $i: another boot of $base is FLAGGED (see '$out/control-$i.txt')"
+	   # a control that booted another build than the base's is no control
+	   [ "$(build_of "$base-control-$i")" = "$(build_of "$btag")" ] ||
+		msg "control $i: it booted build '$(build_of "$base-control-$i")', the base ran '$(build_of "$btag")'"
 	   grep -E 'WORSE|better$' "$out/control-$i.txt" >&2 || true
 	   crc=3 ;;
 	*) msg "control $i: --compare failed with status $rc"; exit 2 ;;
