@@ -266,6 +266,8 @@ mount_v1() {
 		2>/tmp/report.err || rc=\$?
 	sed 's/^/# report: /' /tmp/report.err >&3
 	[ -s /tmp/report.json ] || return 1
+	# which kernel this was: a demo kernel has mempressure.test_demo
+	echo "# MPCTL-KERNEL test_demo=\$(cat /sys/module/mempressure/parameters/test_demo 2>/dev/null || echo none) cmdline=\$(cat /proc/cmdline)" >&3
 	echo "# MPCTL-REPORT-BEGIN rc=\$rc" >&3
 	base64 -w 76 /tmp/report.json | sed 's/^/# MPCTL-REPORT /' >&3
 	echo "# MPCTL-REPORT-END" >&3
@@ -323,7 +325,7 @@ build_new() {
 # --- boots ----------------------------------------------------------------------
 # boot IMAGE TAG [APPEND]: boots, writes $out/report-TAG.json; status 0 or 1
 boot() {
-	local image=$1 tag=$2 append=${3:-} tapraw console rc=0 t0 secs
+	local image=$1 tag=$2 append=${3:-} tapraw console rc=0 t0 secs kline
 	[ -f "$image" ] || { msg "'$image' missing: make kernel"; return 1; }
 	console=$out/console-$tag.log
 	tapraw=$out/tap-$tag.raw
@@ -351,6 +353,15 @@ boot() {
 		return 1
 	fi
 	msg "$tag: $(sed -n 2p "$out/report-$tag.txt") (${secs}s), build $(build_of "$tag")"
+	kline=$(tr -d '\r' <"$tapraw" | sed -n 's/^# MPCTL-KERNEL //p' | head -n 1)
+	msg "$tag: $kline"
+	# only a demo boot may run the demo kernel: a base or control boot
+	# that did ran an image rebuilt underneath the run
+	case $tag:$kline in
+	*-demo-*:* | *: | *":test_demo=none "*) ;;
+	*) msg "$tag: not a demo boot, yet its kernel is a demo kernel (${kline%% *}): was '$image' rebuilt during the run?"
+	   return 1 ;;
+	esac
 }
 
 # build_of TAG: the kernel build a report ran on ("#N SMP ... date", the
