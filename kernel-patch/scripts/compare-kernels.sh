@@ -69,6 +69,12 @@
 #               (run-vm.sh's v2pure boot) and the kernels booted with
 #               cgroup_disable=mempressure, stock for memcg's paths; the
 #               report's scenarios run with the emulated shrinker over PSI
+#   -V          cgroup v2 with the series: the v2 boot's cgroup2
+#               (/sys/fs/cgroup/unified) with +memory +mempressure in the
+#               root's subtree_control and no v1 hierarchy, so the report
+#               runs the kernel's shrinker through the v2 interface and the
+#               strategy-reclaim-agent scenario has memory.reclaim; without
+#               -V and -P the v1 memory and mempressure hierarchies
 #
 # For each kernel, the harness of kernel-patch/kernel.mk builds the kernel
 # ("make kernel KVER=..."; not with -K/-k or -B). Every boot uses one
@@ -76,7 +82,10 @@
 # mk-initramfs.sh) plus a small cpio archive appended to it: the tree's
 # build/static/mpctl as /mpctl/bin/mpctl, and one bats file,
 # /mpctl/bats/vm/zz-compare-kernels.bats, that mounts the v1 memory (and
-# mempressure) hierarchies, runs "mpctl report --json" and writes the
+# mempressure) hierarchies (-V: enables both controllers on cgroup2),
+# prints whether the kernel is a demo kernel ("# MPCTL-KERNEL test_demo=N"
+# or "none"; a base or control boot of a demo kernel fails the run), runs
+# "mpctl report --json" and writes the
 # document base64-encoded as TAP comments ("# MPCTL-REPORT ..."). The VM is
 # booted with the harness's qemu command line (qemu-cmd.sh, the same for
 # every kernel of a mode) and the report is cut out of the TAP.
@@ -118,6 +127,7 @@ base_image=
 new_image=
 use_base=
 pure=0
+v2=0
 lru_gen=
 
 msg() { printf 'compare-kernels: %s\n' "$*" >&2; }
@@ -125,7 +135,7 @@ die() { msg "$*"; exit 2; }
 usage() { sed -n '4,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 posint() { case $2 in '' | *[!0-9]*) msg "-$1 '$2': a number"; usage ;; esac; }
 
-while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPg:h opt; do
+while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPVg:h opt; do
 	case $opt in
 	M) mode=$OPTARG ;;
 	S) shift_=$OPTARG ;;
@@ -148,6 +158,7 @@ while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPg:h opt; do
 	D) demos=$OPTARG ;;
 	R) demos=drop3of4 ;;
 	P) pure=1 ;;
+	V) v2=1 ;;
 	g) lru_gen=$OPTARG ;;
 	*) usage ;;
 	esac
@@ -155,6 +166,8 @@ done
 shift $((OPTIND - 1))
 [ "$pure" = 0 ] || [ -z "$demos" ] ||
 	die "-P and -D exclude each other: the demos break the mempressure controller, which -P disables"
+[ "$pure" = 0 ] || [ "$v2" = 0 ] ||
+	die "-P and -V exclude each other: -P disables the mempressure controller, -V runs it on cgroup v2"
 base=${1:-6.1}
 new=${2:-6.12}
 [ $# -le 2 ] || usage
@@ -253,8 +266,13 @@ mount_v1() {
 
 @test "mpctl-compare-kernels report" {
 	[ -x /mpctl/bin/mpctl ] || { echo "no /mpctl/bin/mpctl" >&2; return 1; }
-	mount_v1 memory
-	mount_v1 mempressure
+	if [ "$v2" = 1 ]; then
+		# -V: the memory and mempressure controllers on cgroup2
+		echo "+memory +mempressure" >/sys/fs/cgroup/unified/cgroup.subtree_control
+	else
+		mount_v1 memory
+		mount_v1 mempressure
+	fi
 	# -g: MGLRU on or off for every scenario (CONFIG_LRU_GEN)
 	if [ -n "$lru_gen" ]; then
 		[ -w /sys/kernel/mm/lru_gen/enabled ] ||
@@ -266,6 +284,8 @@ mount_v1() {
 		2>/tmp/report.err || rc=\$?
 	sed 's/^/# report: /' /tmp/report.err >&3
 	[ -s /tmp/report.json ] || return 1
+	# which kernel this was: a demo kernel has mempressure.test_demo
+	echo "# MPCTL-KERNEL test_demo=\$(cat /sys/module/mempressure/parameters/test_demo 2>/dev/null || echo none) cmdline=\$(cat /proc/cmdline)" >&3
 	echo "# MPCTL-REPORT-BEGIN rc=\$rc" >&3
 	base64 -w 76 /tmp/report.json | sed 's/^/# MPCTL-REPORT /' >&3
 	echo "# MPCTL-REPORT-END" >&3
@@ -323,7 +343,7 @@ build_new() {
 # --- boots ----------------------------------------------------------------------
 # boot IMAGE TAG [APPEND]: boots, writes $out/report-TAG.json; status 0 or 1
 boot() {
-	local image=$1 tag=$2 append=${3:-} tapraw console rc=0 t0 secs
+	local image=$1 tag=$2 append=${3:-} tapraw console rc=0 t0 secs kline
 	[ -f "$image" ] || { msg "'$image' missing: make kernel"; return 1; }
 	console=$out/console-$tag.log
 	tapraw=$out/tap-$tag.raw
@@ -351,6 +371,15 @@ boot() {
 		return 1
 	fi
 	msg "$tag: $(sed -n 2p "$out/report-$tag.txt") (${secs}s), build $(build_of "$tag")"
+	kline=$(tr -d '\r' <"$tapraw" | sed -n 's/^# MPCTL-KERNEL //p' | head -n 1)
+	msg "$tag: $kline"
+	# only a demo boot may run the demo kernel: a base or control boot
+	# that did ran an image rebuilt underneath the run
+	case $tag:$kline in
+	*-demo-*:* | *: | *":test_demo=none "*) ;;
+	*) msg "$tag: not a demo boot, yet its kernel is a demo kernel (${kline%% *}): was '$image' rebuilt during the run?"
+	   return 1 ;;
+	esac
 }
 
 # build_of TAG: the kernel build a report ran on ("#N SMP ... date", the
