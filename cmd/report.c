@@ -258,9 +258,8 @@ static const char *fmt_value(const char *unit, double v, char *buf, int len)
 	if (!strcmp(unit, "ns"))
 		return mp_fmt_duration(v < 0 ? 0 : (uint64_t)v, buf, len);
 	/* PSI totals: microseconds, read as times */
-	if (!strcmp(unit, "us") && v < 1.8e16)
-		return mp_fmt_duration(v < 0 ? 0 : (uint64_t)(v * 1000), buf,
-				       len);
+	if (!strcmp(unit, "us"))
+		return fmt_value("ns", v * 1000, buf, len);
 	if (!strcmp(unit, "bytes"))
 		return mp_fmt_size(v < 0 ? 0 : (uint64_t)v, buf, len);
 	if (!strcmp(unit, "bytes/s")) {
