@@ -51,7 +51,6 @@ struct scenario {
 	int hog_pct;		    /* a stress-ng vm hog, % of the limit */
 	bool needs_kernel_shrinker; /* else skipped */
 	bool strategy;		    /* the cache workload: short runs */
-	bool by_name; /* not in the standard suite: by name only */
 	/* why it is skipped without the kernel's shrinker (NULL: default) */
 	const char *why_kernel;
 };
@@ -111,20 +110,17 @@ static const struct scenario scenarios[] = {
 	  .stress_args = { "--no-assist", "--swap", "--answer-delay",
 			   "50ms" },
 	  .needs_kernel_shrinker = true, .why_kernel = KERNEL_ONLY },
-	/* by name only: the deterministic comparison of make check runs
-	 * the two above, each scenario costing every one of its boots */
+	/* the same without swap: reclaim can only take the chunks or kill */
 	{ .name = "kernel-shrinker-noswap",
 	  .description = "mpctl stress --no-assist: kernel-shrinker without "
 	  "swap, where reclaim can only take the chunks or kill",
 	  .run = run_stress, .stress_args = { "--no-assist" },
-	  .needs_kernel_shrinker = true, .by_name = true,
-	  .why_kernel = KERNEL_ONLY },
+	  .needs_kernel_shrinker = true, .why_kernel = KERNEL_ONLY },
 	/*
-	 * By name only (issue 18): a program that stops answering beside a
-	 * co-tenant. The registration stays while nobody reads the requests;
-	 * what the kernel's wait for an answer costs shows in the co-tenant's
-	 * small allocations over memory.high (cotenant_p99_ns), not in the
-	 * program's own numbers
+	 * A program that stops answering beside a co-tenant. The registration
+	 * stays while nobody reads the requests; what the kernel's wait for an
+	 * answer costs shows in the co-tenant's small allocations over
+	 * memory.high (cotenant_p99_ns), not in the program's own numbers
 	 */
 	{ .name = "kernel-shrinker-stopped",
 	  .description = "mpctl stress --no-assist --swap --stop-answering "
@@ -134,8 +130,7 @@ static const struct scenario scenarios[] = {
 	  .run = run_stress,
 	  .stress_args = { "--no-assist", "--swap", "--stop-answering", "25%",
 			   "--cotenant" },
-	  .needs_kernel_shrinker = true, .by_name = true,
-	  .why_kernel = KERNEL_ONLY },
+	  .needs_kernel_shrinker = true, .why_kernel = KERNEL_ONLY },
 	STRATEGY("none", "a Zipf-read cache that never gives memory back",
 		 false),
 	STRATEGY("madv-free", "the cache's chunks MADV_FREE, re-created "
@@ -855,17 +850,16 @@ static bool have_stress_ng(void)
 
 /*
  * The scenarios named with --scenario; without, the standard suite: every
- * scenario but the strategy-* ones and those marked by_name, which are
- * asked for by name (they add scenarios to a report that make check runs
- * in VMs many times, and the strategies' metrics have no history to
- * compare with yet)
+ * scenario but the strategy-* ones, which are asked for by name (each
+ * scenario costs its runs in every boot of make check's comparison, and
+ * the strategies are compared in their own table)
  */
 static bool selected(const struct report_suite_cfg *o, const struct scenario *s)
 {
 	int i;
 
 	if (!o->nr_scenarios)
-		return !s->strategy && !s->by_name;
+		return !s->strategy;
 	for (i = 0; i < o->nr_scenarios; i++)
 		if (!strcmp(o->scenarios[i], s->name))
 			return true;
