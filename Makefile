@@ -193,9 +193,9 @@ compare-kernels: all static
 # every notification and request by 2 ms, never ask early, never wait for
 # a program that answers late): each must be
 # flagged, a control boot of the real 6.12 must not be; rebuilds 6.12
-# twice. MGLRU on (-g y) in every comparison (compare-kernels.sh -g)
+# twice. MGLRU on (-g y) and cgroup v2 (-V), as in make check
 regression-demo: all static
-	@rc=0; kernel-patch/scripts/compare-kernels.sh -j 2 -g y -D all -C \
+	@rc=0; kernel-patch/scripts/compare-kernels.sh -j 2 -g y -V -D all -C \
 		$(COMPARE_ARGS) -o $(O)/compare-regress 6.12 6.12 || rc=$$?; \
 	case $$rc in \
 	1) echo "regression-demo: every demo kernel is flagged, the control is not" ;; \
@@ -211,10 +211,10 @@ compare-v2pure: all static
 	kernel-patch/scripts/compare-kernels.sh -P -j 2 -n 3 $(COMPARE_ARGS) \
 		-o $(O)/compare-v2pure 6.1 6.12
 
-# the kernel-shrinker scenarios, make check's two (-max, -late) and those
-# it leaves out for time (-noswap; -stopped: a program that stops
-# answering beside a co-tenant), 6.1 against 6.12 with MGLRU on, then
-# off (classic LRU): the configurations in which the series differs
+# the five kernel-shrinker scenarios, 6.1 against 6.12 with MGLRU on, then
+# off (classic LRU), every one of them in both settings: the configurations
+# in which the series differs (make check runs all five with MGLRU on and
+# two of them, through compare-kernels.sh -L, with MGLRU off)
 KSHRINKER_SCENARIOS := -s kernel-shrinker -s kernel-shrinker-max \
 	-s kernel-shrinker-late -s kernel-shrinker-noswap \
 	-s kernel-shrinker-stopped

@@ -104,14 +104,22 @@ if [ $host_only = 0 ]; then
 			# reclaim swaps out at the first priority, where a
 			# kernel that does not ask first loses the chunks to
 			# zram (the noaskfirst demo below)
-			# No -s: the report's standard suite, which has
-			# kernel-shrinker-max (memory.max alone) and
-			# kernel-shrinker-late (answers 50 ms late, inside
-			# the kernel's wait); kernel-shrinker-noswap and the
-			# strategies are by name only (make compare-scenarios):
-			# each scenario costs every one of the ~11 boots
+			# cgroup v2 with the series (-V), the layout users run
+			# (the v1 layout: make compare-scenarios, by hand).
+			# No -s: the report's standard suite, which has the
+			# configurations where the series differs: swap on
+			# (kernel-shrinker) and off (-noswap), memory.high
+			# below max and memory.max alone (-max), a program
+			# that answers 50 ms late, inside the kernel's wait
+			# (-late), and one that stops answering beside a
+			# co-tenant (-stopped); -L runs kernel-shrinker and
+			# -noswap once more in every boot with MGLRU off
+			# (classic LRU). Each scenario costs about 4 s in
+			# every one of the 12 boots; the strategies are by
+			# name only (make compare-scenarios)
 			cargs=(-M det -d "${MPCTL_COMPARE_DURATION:-2s}" -r 3
-			       -j "${MPCTL_COMPARE_JOBS:-2}" -g y)
+			       -j "${MPCTL_COMPARE_JOBS:-2}" -g y -V
+			       -L kernel-shrinker -L kernel-shrinker-noswap)
 			echo "== mpctl report on 6.1 and 6.12, deterministic, $boots boots each, compared"
 			cmpdir=build/compare
 			log=$tapdir/compare.log
