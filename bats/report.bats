@@ -862,3 +862,12 @@ synth() {
 	[ "$status" -eq 64 ]
 	assert_line --index 0 "mpctl stress: --answer-delay and --strategy exclude each other: the delay is the stress engine's, the cache answers at once"
 }
+
+@test "compare-kernels: -L without -g is one line and 2, before anything is built or booted" {
+	local o=$BATS_TEST_TMPDIR/out
+	run "$ROOT/kernel-patch/scripts/compare-kernels.sh" -L kernel-shrinker \
+		-o "$o" 6.12 6.12
+	assert_failure 2
+	assert_output "compare-kernels: -L needs -g: the scenarios run again with MGLRU the other way"
+	[ ! -e "$o" ]
+}
