@@ -22,6 +22,10 @@
 #   -c N        control boots: N more boots of the base kernel, each
 #               compared with the pooled base; none may be flagged (exit 3)
 #   -C          one control boot (-c 1)
+#   -E N        control boots of the new kernel: N more boots of NEW_KVER,
+#               each compared with the pooled boots of NEW_KVER (-n 2 or
+#               more); none may be flagged (exit 3). They boot with the new
+#               kernel's boots, which fills the slot an odd -n leaves free
 #   -d T        each report run's duration (default 3s)
 #   -r N        runs per scenario and boot (default 3)
 #   -s NAME     only this scenario (repeatable)
@@ -99,10 +103,11 @@
 # new kernel's into DIR/report-<new>-pooled.json when -n > 1.
 #
 # Output: DIR/report-<tag>.json for each boot, DIR/compare.txt and
-# DIR/compare.json, DIR/control-<i>.txt/.json, DIR/demo-<name>.txt/.json,
-# DIR/times.log (wall time of each boot), DIR/bzImage-base and bzImage-new
-# (the kernels booted: copies, taken under the build lock) Exit status: that of "mpctl
-# report --compare" of base and new (0 no regression, 1 a regression), 2
+# DIR/compare.json, DIR/control-<i>.txt/.json, DIR/ncontrol-<i>.txt/.json
+# (-E), DIR/demo-<name>.txt/.json, DIR/times.log (wall time of each boot),
+# DIR/bzImage-base and bzImage-new (the kernels booted: copies, taken under
+# the build lock). Exit status: that of "mpctl report --compare" of base
+# and new (0 no regression, 1 a regression), 2
 # when a VM or a report failed, 3 when a control boot was flagged, 4 when
 # a demo kernel was not flagged.
 #
@@ -127,6 +132,7 @@ shift_=
 base_boots=3
 new_boots=1
 controls=0
+new_controls=0
 jobs=1
 base_image=
 new_image=
@@ -141,7 +147,7 @@ die() { msg "$*"; exit 2; }
 usage() { sed -n '4,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 posint() { case $2 in '' | *[!0-9]*) msg "-$1 '$2': a number"; usage ;; esac; }
 
-while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPVg:L:h opt; do
+while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPVg:L:E:h opt; do
 	case $opt in
 	M) mode=$OPTARG ;;
 	S) shift_=$OPTARG ;;
@@ -150,6 +156,7 @@ while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPVg:L:h opt; do
 	c) posint c "$OPTARG"; controls=$OPTARG ;;
 	U) use_base=$(realpath "$OPTARG") ;;
 	C) controls=1 ;;
+	E) posint E "$OPTARG"; new_controls=$OPTARG ;;
 	d) duration=$OPTARG ;;
 	r) repeat=$OPTARG ;;
 	s) scen+=("-s" "$OPTARG") ;;
@@ -171,6 +178,8 @@ while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPVg:L:h opt; do
 	esac
 done
 shift $((OPTIND - 1))
+[ "$new_controls" = 0 ] || [ -z "$demos" ] ||
+	die "-E and -D exclude each other: -D boots the demos instead of NEW"
 [ "$pure" = 0 ] || [ -z "$demos" ] ||
 	die "-P and -D exclude each other: the demos break the mempressure controller, which -P disables"
 [ "$pure" = 0 ] || [ "$v2" = 0 ] ||
@@ -179,6 +188,8 @@ base=${1:-6.1}
 new=${2:-6.12}
 [ $# -le 2 ] || usage
 [ "$base_boots" -ge 1 ] && [ "$new_boots" -ge 1 ] && [ "$jobs" -ge 1 ] || usage
+[ "$new_controls" = 0 ] || [ "$new_boots" -ge 2 ] ||
+	die "-E needs -n 2 or more: a control of NEW is compared with NEW's pooled boots"
 case $mode in
 det | tcg) ;;
 *) msg "-M '$mode': det or tcg"; usage ;;
@@ -525,20 +536,28 @@ else
 	pool "$base-b" "$base_boots" "$base-pooled"
 fi
 
+# check_control POOLED TAG NAME KVER LABEL: a control boot TAG of KVER
+# compared with the pooled boots of its kernel into NAME.txt/.json;
+# returns 3 when it is flagged
+check_control() {
+	local rc=0
+	compare_with "$1" "$2" "$3" || rc=$?
+	case $rc in
+	0) msg "$5: another boot of $4 is not flagged" ;;
+	1) msg "$5: another boot of $4 is FLAGGED (see '$out/$3.txt')"
+	   # a control that booted another build than the base's is no control
+	   [ "$(build_of "$2")" = "$(build_of "$1")" ] ||
+		msg "$5: it booted build '$(build_of "$2")', the base ran '$(build_of "$1")'"
+	   grep -E 'WORSE|better$' "$out/$3.txt" >&2 || true
+	   return 3 ;;
+	*) msg "$5: --compare failed with status $rc"; exit 2 ;;
+	esac
+}
+
 crc=0
 for i in $(seq 1 "$controls"); do
-	rc=0
-	compare_with "$btag" "$base-control-$i" "control-$i" || rc=$?
-	case $rc in
-	0) msg "control $i: another boot of $base is not flagged" ;;
-	1) msg "control $i: another boot of $base is FLAGGED (see '$out/control-$i.txt')"
-	   # a control that booted another build than the base's is no control
-	   [ "$(build_of "$base-control-$i")" = "$(build_of "$btag")" ] ||
-		msg "control $i: it booted build '$(build_of "$base-control-$i")', the base ran '$(build_of "$btag")'"
-	   grep -E 'WORSE|better$' "$out/control-$i.txt" >&2 || true
-	   crc=3 ;;
-	*) msg "control $i: --compare failed with status $rc"; exit 2 ;;
-	esac
+	check_control "$btag" "$base-control-$i" "control-$i" "$base" "control $i" ||
+		crc=3
 done
 
 # new: -n boots (pooled when more than one), or one boot per demo
@@ -569,11 +588,16 @@ if [ -n "$demos" ]; then
 fi
 tags=()
 for i in $(seq 1 "$new_boots"); do tags+=("$new-n-$i"); done
+for i in $(seq 1 "$new_controls"); do tags+=("$new-ncontrol-$i"); done
 boots "$new_img" "${tags[@]}"
 if [ "$new_boots" -gt 1 ]; then
 	ntag=$new-pooled
 	[ "$base" != "$new" ] || ntag=$new-new-pooled
 	pool "$new-n" "$new_boots" "$ntag"
+	for i in $(seq 1 "$new_controls"); do
+		check_control "$ntag" "$new-ncontrol-$i" "ncontrol-$i" "$new" \
+			"new control $i" || crc=3
+	done
 else
 	ntag=$new-n-1
 fi
