@@ -871,3 +871,14 @@ synth() {
 	assert_output "compare-kernels: -L needs -g: the scenarios run again with MGLRU the other way"
 	[ ! -e "$o" ]
 }
+
+@test "compare-kernels: -E with one NEW boot or with -D is one line and 2, nothing written" {
+	local o=$BATS_TEST_TMPDIR/out
+	run "$ROOT/kernel-patch/scripts/compare-kernels.sh" -E 1 -n 1 -o "$o" 6.1 6.12
+	assert_failure 2
+	assert_output "compare-kernels: -E needs -n 2 or more: a control of NEW is compared with NEW's pooled boots"
+	run "$ROOT/kernel-patch/scripts/compare-kernels.sh" -E 1 -D all -o "$o" 6.12 6.12
+	assert_failure 2
+	assert_output "compare-kernels: -E and -D exclude each other: -D boots the demos instead of NEW"
+	[ ! -e "$o" ]
+}
