@@ -98,7 +98,8 @@ tap=/dev/ttyS1
 export BATS_TEST_TIMEOUT
 BATS_TEST_TIMEOUT=$(arg timeout 300)
 filter=$(arg filter "")
-bats_args=(--tap)
+# per-test times in the TAP ("ok N name in Tms"): what each test costs
+bats_args=(--tap --timing)
 [ -n "$filter" ] && bats_args+=(--filter "$filter")
 
 # the memory controller stays on one hierarchy for the whole boot: kmem
