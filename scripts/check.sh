@@ -30,6 +30,49 @@ case ${1:-} in
 *) echo "usage: $0 [--host-only | --vm-only]" >&2; exit 64 ;;
 esac
 
+vm_ok() {
+	[ "${MPCTL_VM:-1}" != 0 ] || { echo "left out (MPCTL_VM=0)"; return 1; }
+	[ -f kernel-patch/kernel.mk ] || { echo "no VM harness"; return 1; }
+	# shellcheck source=kernel-patch/scripts/qemu-cmd.sh
+	. kernel-patch/scripts/qemu-cmd.sh
+	mp_qemu_need || return 1
+	return 0
+}
+
+# the VM suites' kernels build in the background, one after the other,
+# from the start: under SCHED_IDLE they take only what the host suite
+# and then the VM suites leave (one of the two cores, mostly), and each
+# VM suite's own "make kernel" waits for its kernel under the build lock
+# (nothing to do when the cache has them)
+vm=0 why='' chain=''
+vers=(${KERNEL_VERSIONS:-6.1 6.12})
+if [ $host_only = 0 ] && why=$(vm_ok); then
+	vm=1
+	# kernel trees are cached outside the clone, keyed by their inputs
+	# (build-kernel.sh's stamps), so a fresh clone on this machine
+	# reuses them; MPCTL_KERNEL_CACHE= (empty) keeps them in build/
+	cache=${MPCTL_KERNEL_CACHE-/var/cache/mpctl-kernels}
+	if [ -n "$cache" ] && mkdir -p "$cache" 2>/dev/null; then
+		for v in "${vers[@]}"; do
+			[ -e "build/linux-$v" ] && [ ! -L "build/linux-$v" ] && continue
+			mkdir -p "$cache/linux-$v"
+			ln -sfn "$cache/linux-$v" "build/linux-$v"
+		done
+	fi
+	idle=(nice -n 19)
+	chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0)
+	# its own process group (setsid), so that an interrupted check
+	# stops the build with it
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	TAPDIR=$tapdir DEBUG=${VM_DEBUG:-0} setsid "${idle[@]}" bash -c '
+		for v; do
+			make --no-print-directory kernel KVER="$v" DEBUG="$DEBUG" \
+				>"$TAPDIR/kernel-$v.log" 2>&1
+		done' _ "${vers[@]}" &
+	chain=$!
+	trap '[ -z "$chain" ] || kill -- -"$chain" 2>/dev/null' EXIT
+fi
+
 if [ $vm_only = 0 ]; then
 	echo "== host suite ($(uname -r))"
 	bats --tap bats/*.bats | tee "$tapdir/host.tap"
@@ -47,52 +90,20 @@ if [ $vm_only = 0 ]; then
 	} | tee "$tapdir/format.tap"
 fi
 
-vm_ok() {
-	[ "${MPCTL_VM:-1}" != 0 ] || { echo "left out (MPCTL_VM=0)"; return 1; }
-	[ -f kernel-patch/kernel.mk ] || { echo "no VM harness"; return 1; }
-	# shellcheck source=kernel-patch/scripts/qemu-cmd.sh
-	. kernel-patch/scripts/qemu-cmd.sh
-	mp_qemu_need || return 1
-	return 0
-}
-
 if [ $host_only = 0 ]; then
-	if why=$(vm_ok); then
-		# kernel trees are cached outside the clone, keyed by their inputs
-		# (build-kernel.sh's stamps), so a fresh clone on this machine
-		# reuses them; MPCTL_KERNEL_CACHE= (empty) keeps them in build/
-		cache=${MPCTL_KERNEL_CACHE-/var/cache/mpctl-kernels}
-		if [ -n "$cache" ] && mkdir -p "$cache" 2>/dev/null; then
-			for v in ${KERNEL_VERSIONS:-6.1 6.12}; do
-				[ -e "build/linux-$v" ] && [ ! -L "build/linux-$v" ] && continue
-				mkdir -p "$cache/linux-$v"
-				ln -sfn "$cache/linux-$v" "build/linux-$v"
-			done
-		fi
+	if [ $vm = 1 ]; then
 		# the VM's mpctl: without it the in-VM mpctl tests would skip
 		if ! make --no-print-directory static >"$tapdir/static.log" 2>&1; then
 			tail -n 15 "$tapdir/static.log" | sed 's/^/# /'
 			echo "not ok 1 make static failed (see $tapdir/static.log)" |
 				tee "$tapdir/static.tap"
 		fi
-		# the next kernel builds in the background while the VM
-		# suites of this one run: they leave one of the two cores
-		# mostly idle, and SCHED_IDLE gives the build only what
-		# the VM does not use (nothing to do when the cache has it)
-		idle=(nice -n 19)
-		chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0)
-		vers=(${KERNEL_VERSIONS:-6.1 6.12})
-		for i in "${!vers[@]}"; do
-			v=${vers[$i]} next=${vers[$((i + 1))]:-} bpid=
+		for v in "${vers[@]}"; do
 			echo "== VM suite, patched $v (DEBUG=${VM_DEBUG:-0})"
-			# this kernel first, at full speed, then the next one
+			# waits for the background build of this kernel (a
+			# failed build shows in vmtest, which retries it)
 			make --no-print-directory kernel KVER="$v" \
-				DEBUG="${VM_DEBUG:-0}" >"$tapdir/kernel-$v.log" 2>&1 || true
-			if [ -n "$next" ]; then
-				"${idle[@]}" make --no-print-directory kernel KVER="$next" \
-					DEBUG="${VM_DEBUG:-0}" >"$tapdir/kernel-$next.log" 2>&1 &
-				bpid=$!
-			fi
+				DEBUG="${VM_DEBUG:-0}" >>"$tapdir/kernel-$v.log" 2>&1 || true
 			log=$tapdir/vm-$v.log
 			if make --no-print-directory vmtest KVER="$v" \
 				DEBUG="${VM_DEBUG:-0}" >"$log" 2>&1; then
@@ -110,9 +121,9 @@ if [ $host_only = 0 ]; then
 					>> "$tapdir/vm-$v.tap"
 				echo "not ok - vmtest $v: the VM run failed (status $rc, see $log)"
 			fi
-			# a failed build shows in the next vmtest, which retries
-			[ -z "$bpid" ] || wait "$bpid" || true
 		done
+		wait "$chain" 2>/dev/null
+		chain=''
 		if [ "${MPCTL_COMPARE:-1}" != 0 ]; then
 			# deterministic mode (qemu -icount): 6.1 against 6.12,
 			# each kernel booted $boots times, boots two at a time
