@@ -131,6 +131,32 @@ hog() {
 	assert_line "state 65536 $((1000 - total))"
 }
 
+@test "v2: a request wakes the poller of the registration asked, not those of other opens of the file" {
+	local d n polls sleeps
+	d=$(cg wake 32M)
+	# registered with no chunks: never asked, it polls its own open file
+	mp_bg_registered "$BATS_TEST_TMPDIR/idle" "$MP_IN_CG" "$d" -- \
+		mpvm v2-shrinker "$d" 65536 0 -t 60000 -k
+	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
+	mp_bg_registered "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$d" -- \
+		mpvm v2-shrinker "$d" 65536 1000 -t 60000 -k
+	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
+	hog "$d" 128M 8
+	mp_stop_bg TERM
+	n=$(grep -c '^request' "$BATS_TEST_TMPDIR/s") || true
+	read -r polls sleeps < <(sed -n 's/^waits polls=\([0-9]*\) sleeps=\([0-9]*\)$/\1 \2/p' \
+		"$BATS_TEST_TMPDIR/idle")
+	echo "# requests read by the program: $n; the registration beside it: $polls polls, $sleeps sleeps" >&3
+	[ "$n" -ge 3 ] || fail "too few requests to tell: $n"
+	mp_run cat "$BATS_TEST_TMPDIR/idle"
+	assert_line --regexp '^events=0 '
+	# one sleep per poll() that found nothing; a sleep more is a
+	# wake-up by a request to the other registration (before the
+	# series' per-open wait queue: about one per request)
+	[ -n "$sleeps" ] && [ $((sleeps - polls)) -le 1 ] ||
+		fail "the idle registration was woken $((sleeps - polls)) times for $n requests to another"
+}
+
 @test "v2: several shrinkers with different chunk sizes are all served" {
 	local d
 	d=$(cg fair 32M)

@@ -55,6 +55,11 @@
  *              follows the summary line
  *       -k     keep waiting the full timeout even after CMD exited
  *
+ * The event loops end with "waits polls=P sleeps=S": P calls to poll(), S
+ * times this process slept (voluntary context switches).  A poll() that
+ * finds nothing sleeps once, until its timeout or a signal; S - P above 0
+ * counts the wake-ups that found no event.
+ *
  * exit status: 0 at least one event (or -n reached, or a command without
  * events like ec/write that ran), 1 usage, 2 a setup call failed, 3 no event
  */
@@ -70,6 +75,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -273,10 +279,20 @@ static void free_chunks(long n)
  * The event loop.  kind 0: v1 eventfd level, 1: v1 eventfd shrinker,
  * 2: v2 level (POLLPRI), 3: v2 shrinker (POLLPRI).
  */
+/* the voluntary context switches of this process so far */
+static long nvcsw(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		fail("getrusage");
+	return ru.ru_nvcsw;
+}
+
 static int loop(int fd, int kind)
 {
 	long deadline = now_ms() + timeout_ms, events = 0, total = 0;
-	long grace = -1;
+	long grace = -1, polls = 0, sleeps = nvcsw();
 	int status = 0, over = 0;
 
 	start_cmd();
@@ -299,6 +315,7 @@ static int loop(int fd, int kind)
 		if (left <= 0 || (max_events && events >= max_events))
 			break;
 		p.events = kind >= 2 ? POLLPRI : POLLIN;
+		polls++;
 		n = poll(&p, 1, left > 200 ? 200 : left);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -345,11 +362,13 @@ static int loop(int fd, int kind)
 		}
 		fflush(stdout);
 	}
+	sleeps = nvcsw() - sleeps;
 	stop_cmd();
 	if (state_dir)
 		print_state(state_dir);
 	printf("events=%ld total=%ld held=%ld over=%d\n", events, total,
 	       nchunks, over);
+	printf("waits polls=%ld sleeps=%ld\n", polls, sleeps);
 	if (alloc_chunks && lazy_chunks) {
 		long i;
 
