@@ -9,8 +9,8 @@
 # Needs the patched tree of build-kernel.sh (build/linux-KVER/src). Each
 # VARIANT is configured from tinyconfig + kernel-patch/config/base.config
 # with its own changes, in build/linux-KVER/out-cfg-VARIANT, and the
-# directories the series touches (mm, kernel/cgroup, fs/eventfd.o) are
-# compiled with -Werror. Variants (default: all of them):
+# directories the series touches (mm, kernel/cgroup, fs/kernfs,
+# fs/eventfd.o) are compiled with -Werror. Variants (default: all of them):
 #
 #   no-memcg      CONFIG_MEMCG=n (the controller without memory cgroups)
 #   no-memcg-v1   CONFIG_MEMCG_V1=n (6.12 only)
@@ -61,7 +61,7 @@ for v in "${variants[@]}"; do
 		grep -qx 'CONFIG_CGROUP_MEMPRESSURE=y' "$out/.config" &&
 		{ [ -z "$change" ] || ! grep -q "^${change%=n}=y" "$out/.config"; } &&
 		make -C "$src" O="$out" ARCH=$arch -j"$(nproc)" KCFLAGS=-Werror \
-			mm/ kernel/cgroup/ fs/eventfd.o
+			mm/ kernel/cgroup/ fs/kernfs/ fs/eventfd.o
 	} >"$log" 2>&1; then
 		echo "build-configs $kver: $v: ok ($(( $(date +%s) - t0 )) s)"
 	else
