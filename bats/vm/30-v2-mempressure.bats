@@ -114,10 +114,8 @@ hog() {
 @test "v2: shrinker requests under pressure never exceed what is registered" {
 	local d
 	d=$(cg shr 32M)
-	mp_bg_registered "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$d" -- \
+	mp_bg_app "$BATS_TEST_TMPDIR/s" "$d" -- \
 		mpvm v2-shrinker "$d" 65536 1000 -t 60000 -k
-	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
 	mp_run cat "$d/mempressure.shrinker"
 	assert_output "65536 1000"
 	hog "$d" 128M 15
@@ -135,12 +133,10 @@ hog() {
 	local d n polls sleeps
 	d=$(cg wake 32M)
 	# registered with no chunks: never asked, it polls its own open file
-	mp_bg_registered "$BATS_TEST_TMPDIR/idle" "$MP_IN_CG" "$d" -- \
+	mp_bg_app "$BATS_TEST_TMPDIR/idle" "$d" -- \
 		mpvm v2-shrinker "$d" 65536 0 -t 60000 -k
-	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
-	mp_bg_registered "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$d" -- \
+	mp_bg_app "$BATS_TEST_TMPDIR/s" "$d" -- \
 		mpvm v2-shrinker "$d" 65536 1000 -t 60000 -k
-	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
 	hog "$d" 128M 8
 	mp_stop_bg TERM
 	n=$(grep -c '^request' "$BATS_TEST_TMPDIR/s") || true
@@ -160,14 +156,10 @@ hog() {
 @test "v2: several shrinkers with different chunk sizes are all served" {
 	local d
 	d=$(cg fair 32M)
-	mp_bg_registered "$BATS_TEST_TMPDIR/a" "$MP_IN_CG" "$d" -- \
+	mp_bg_app "$BATS_TEST_TMPDIR/a" "$d" -- \
 		mpvm v2-shrinker "$d" 4096 4096 -t 60000 -k
-	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
-	mp_bg_registered "$BATS_TEST_TMPDIR/b" "$MP_IN_CG" "$d" -- \
+	mp_bg_app "$BATS_TEST_TMPDIR/b" "$d" -- \
 		mpvm v2-shrinker "$d" 1048576 16 -t 60000 -k
-	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
 	mp_run cat "$d/mempressure.shrinker"
 	assert_line "4096 4096"
 	assert_line "1048576 16"

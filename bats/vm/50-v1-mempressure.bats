@@ -115,10 +115,8 @@ hog() {
 @test "v1: shrinker requests under pressure never exceed what is registered" {
 	memcg shr 32M
 	mkdir "$MP/shr"
-	mp_bg_registered "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$MEM/shr" -- \
+	mp_bg_app "$BATS_TEST_TMPDIR/s" "$MEM/shr" -- \
 		mpvm v1-shrinker "$MP/shr" 65536 1000 -t 60000 -k
-	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
 	mp_run cat "$MP/shr/mempressure.shrinker"
 	assert_output "65536 1000"
 	hog shr 128M 15
@@ -152,14 +150,10 @@ hog() {
 	memcg fair 32M
 	mkdir "$MP/fair"
 	# the same 16M each, in 4K and in 1M chunks
-	mp_bg_registered "$BATS_TEST_TMPDIR/a" "$MP_IN_CG" "$MEM/fair" -- \
+	mp_bg_app "$BATS_TEST_TMPDIR/a" "$MEM/fair" -- \
 		mpvm v1-shrinker "$MP/fair" 4096 4096 -t 60000 -k
-	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
-	mp_bg_registered "$BATS_TEST_TMPDIR/b" "$MP_IN_CG" "$MEM/fair" -- \
+	mp_bg_app "$BATS_TEST_TMPDIR/b" "$MEM/fair" -- \
 		mpvm v1-shrinker "$MP/fair" 1048576 16 -t 60000 -k
-	# the app under test is not the OOM killer's to take: the hog is
-	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
 	mp_run cat "$MP/fair/mempressure.shrinker"
 	assert_line "4096 4096"
 	assert_line "1048576 16"

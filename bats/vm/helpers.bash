@@ -162,6 +162,16 @@ mp_bg_registered() {
 	fi
 }
 
+# mp_bg_app OUT MEMCG -- CMD...: CMD in the background in the memory
+# cgroup MEMCG (mp_bg_registered), out of the OOM killer's reach: the app
+# under test is not the OOM killer's to take, the hog is
+mp_bg_app() {
+	local out=$1 cg=$2
+	shift 3
+	mp_bg_registered "$out" "$MP_IN_CG" "$cg" -- "$@"
+	echo -1000 >"/proc/${MP_PIDS[-1]}/oom_score_adj"
+}
+
 # mp_v2_parent NAME LIMIT HIGH CHILD...: the test cgroup t-NAME with
 # memory.max LIMIT, memory.high HIGH (a size, 3/4 for three quarters of
 # the limit as mempressure.rst advises, or max for none) and no swap, its
