@@ -17,7 +17,8 @@
 #                     fails on a file it would change (part of make check)
 #   make compare-kernels, make regression-demo, make compare-matrix,
 #   make compare-v2pure (cgroup2 alone, stock for memcg),
-#   make compare-scenarios (the kernel-shrinker ones, MGLRU on, off): see
+#   make compare-scenarios (the kernel-shrinker ones, MGLRU on, off),
+#   make compare-noise (the det mode's noise profile, by hand): see
 #                     kernel-patch/README-harness.md
 
 VERSION := 0.1.0
@@ -227,6 +228,23 @@ compare-scenarios: all static
 		$(KSHRINKER_SCENARIOS) $(COMPARE_ARGS) \
 		-o $(O)/compare-scenarios-classic 6.1 6.12
 
+# the noise profile of the deterministic mode, kernel-patch/noise-det.json
+# (compare-kernels.sh's default -Z): 10 boots of each kernel, seeds
+# 1001-1003, 1101-1106 and 1201 (-e 1000: none of them a seed make check
+# boots), with make check's settings (scripts/check.sh, keep the two in
+# step); about 25 min on 2 cores after the builds
+NOISE_ARGS := -M det -d 2s -r 3 -g y -V -L kernel-shrinker \
+	-L kernel-shrinker-noswap
+compare-noise: all static
+	@for k in 6.1 6.12; do \
+		kernel-patch/scripts/compare-kernels.sh -j 2 -e 1000 -b 3 \
+			-c 6 -n 1 -Z none $(NOISE_ARGS) \
+			-o $(O)/compare-noise-$$k $$k $$k; \
+		rc=$$?; [ $$rc -le 1 ] || [ $$rc = 3 ] || exit $$rc; \
+	done; \
+	kernel-patch/scripts/noise-profile.sh -o kernel-patch/noise-det.json \
+		$(O)/compare-noise-6.1 $(O)/compare-noise-6.12
+
 compare-matrix: all static
 	kernel-patch/scripts/compare-kernels.sh -j 2 -g y -b 5 -n 5 -c 5 \
 		$(COMPARE_ARGS) -o $(O)/compare-matrix 6.1 6.12; \
@@ -280,4 +298,4 @@ clean:
 -include $(OBJS:.o=.d) $(PROGS:$(O)/%=$(O)/obj/stress/%.d) \
 	$(O)/obj/bats/fuzz/parse.d $(O)/obj/bats/notify-recv.d
 
-.PHONY: asan deps-host format check-format compare-kernels regression-demo compare-matrix compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean
+.PHONY: asan deps-host format check-format compare-kernels regression-demo compare-matrix compare-noise compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean

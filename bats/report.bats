@@ -15,6 +15,18 @@ load helpers
 
 FIX=$ROOT/bats/fixtures
 
+# pool_r_base: $BATS_TEST_TMPDIR/base.json, report-vm612-R-base.json's two
+# boots pooled. The fixture predates the boot tags: its runs are boot 1's
+# three, then boot 2's; tagged, --compare sees the boot-to-boot spread
+pool_r_base() {
+	jq '.scenarios |= map(.runs |= (to_entries |
+		map(.value + {boot: ((.key / 3 | floor) + 1)})) | del(.metrics))' \
+		"$FIX/report-vm612-R-base.json" > "$BATS_TEST_TMPDIR/base.raw.json"
+	mpctl report --input "$BATS_TEST_TMPDIR/base.raw.json" --json \
+		-o "$BATS_TEST_TMPDIR/base.json"
+	assert_success
+}
+
 # width and height of a PNG, from its IHDR chunk
 png_size() {
 	od -An -tu1 -j16 -N8 "$1" | awk '{
@@ -58,7 +70,7 @@ png_size() {
 	for o in --allow-unsure --force; do
 		mpctl report "$o"
 		[ "$status" -eq 64 ]
-		assert_line --index 0 "mpctl report: --threshold, --alpha, --allow-unsure and --force go with --compare"
+		assert_line --index 0 "mpctl report: --threshold, --alpha, --noise, --allow-unsure and --force go with --compare"
 	done
 }
 
@@ -342,14 +354,7 @@ png_size() {
 	# pooled, "dropped" a 6.12 built with a test-only patch that drops three
 	# shrinker requests out of four, "control" a third boot of the real one
 	jq -e '.system.kernel_release == "6.12.118"' "$FIX/report-vm612-R-dropped.json"
-	# the fixture predates the boot tags: its runs are boot 1's three,
-	# then boot 2's; tagged, --compare sees the boot-to-boot spread
-	jq '.scenarios |= map(.runs |= (to_entries |
-		map(.value + {boot: ((.key / 3 | floor) + 1)})) | del(.metrics))' \
-		"$FIX/report-vm612-R-base.json" > "$BATS_TEST_TMPDIR/base.raw.json"
-	mpctl report --input "$BATS_TEST_TMPDIR/base.raw.json" --json \
-		-o "$BATS_TEST_TMPDIR/base.json"
-	assert_success
+	pool_r_base
 	jq -e '[.scenarios[] | select(.status == "ok") | .metrics[] |
 		.boot_medians | length == 2] | all' "$BATS_TEST_TMPDIR/base.json"
 	mpctl report --compare "$BATS_TEST_TMPDIR/base.json" \
@@ -368,6 +373,52 @@ png_size() {
 	assert_output --partial '0 regression(s)'
 }
 
+@test "report --compare --noise: a change within the spread boots of one kernel showed is no verdict; bad profiles are 65" {
+	local np=$BATS_TEST_TMPDIR/noise.json
+	pool_r_base
+	mpctl report --compare --json "$BATS_TEST_TMPDIR/base.json" \
+		"$FIX/report-vm612-R-dropped.json"
+	[ "$status" -eq 1 ]
+	# the drop's change in chunks freed, in percent of the base
+	pct=$(echo "$output" | jq '.rows[] | select(.scenario == "kernel-shrinker" and
+		.metric == "chunks_freed" and .verdict == "worse") | .delta_pct | fabs')
+	[ -n "$pct" ]
+	# a profile in which boots of one kernel landed twice that far apart
+	jq -n --argjson p "$pct" '{schema: {name: "mpctl-noise-profile", version: 1},
+		kernels: {"6.12.118": 10},
+		noise: {"kernel-shrinker": {chunks_freed: (2 * $p + 1)}}}' >"$np"
+	mpctl report --compare --json --noise "$np" \
+		"$BATS_TEST_TMPDIR/base.json" "$FIX/report-vm612-R-dropped.json"
+	echo "$output" | jq -e '.rows[] | select(.scenario == "kernel-shrinker" and
+		.metric == "chunks_freed") | .verdict == "same" and .noise_profile_pct > 0 and
+		.mde_pct >= .noise_profile_pct'
+	# rows the profile says nothing of keep their verdicts, and no noise
+	echo "$output" | jq -e '[.rows[] | select(.scenario != "kernel-shrinker")] |
+		all(.noise_profile_pct == null)'
+	# a profile of small spreads changes nothing
+	jq '.noise["kernel-shrinker"].chunks_freed = 0.1' "$np" >"$np.small"
+	mpctl report --compare --noise "$np.small" \
+		"$BATS_TEST_TMPDIR/base.json" "$FIX/report-vm612-R-dropped.json"
+	[ "$status" -eq 1 ]
+	assert_line --regexp '^kernel-shrinker +chunks_freed +higher .* WORSE$'
+	# not a profile: a report, a negative spread, no such file
+	mpctl report --compare --noise "$FIX/report-vm612-R-base.json" \
+		"$BATS_TEST_TMPDIR/base.json" "$FIX/report-vm612-R-dropped.json"
+	[ "$status" -eq 65 ]
+	assert_output "mpctl report: '$FIX/report-vm612-R-base.json' is not a noise profile (schema mpctl-noise-profile version 1)"
+	jq '.noise.hog.hog_bogo_ops = -1' "$np" >"$np.neg"
+	mpctl report --compare --noise "$np.neg" \
+		"$BATS_TEST_TMPDIR/base.json" "$FIX/report-vm612-R-dropped.json"
+	[ "$status" -eq 65 ]
+	assert_output "mpctl report: '$np.neg': noise of hog hog_bogo_ops is not a percentage"
+	mpctl report --compare --noise "$BATS_TEST_TMPDIR/none.json" \
+		"$BATS_TEST_TMPDIR/base.json" "$FIX/report-vm612-R-dropped.json"
+	[ "$status" -eq 1 ]
+	[ "${#lines[@]}" -eq 1 ]
+	# --noise goes with --compare
+	mpctl report --noise "$np" -i "$BATS_TEST_TMPDIR/base.json"
+	[ "$status" -eq 64 ]
+}
 @test "report --compare: a threshold above every change passes" {
 	mpctl report --compare --force --allow-unsure --threshold 100000 \
 		"$FIX/report-base.json" "$FIX/report-regressed.json"
@@ -869,6 +920,20 @@ synth() {
 		-o "$o" 6.12 6.12
 	assert_failure 2
 	assert_output "compare-kernels: -L needs -g: the scenarios run again with MGLRU the other way"
+	[ ! -e "$o" ]
+}
+
+@test "compare-kernels: -e with plain TCG or beyond 9500, -Z not a profile: one line and 2, nothing written" {
+	local o=$BATS_TEST_TMPDIR/out
+	run "$ROOT/kernel-patch/scripts/compare-kernels.sh" -M tcg -e 5 -o "$o" 6.1 6.12
+	assert_failure 2
+	assert_output "compare-kernels: -e needs -M det: in plain TCG a boot's timings follow the host, which no seed reproduces"
+	run "$ROOT/kernel-patch/scripts/compare-kernels.sh" -e 9501 -o "$o" 6.1 6.12
+	assert_failure 2
+	assert_output "compare-kernels: -e '9501': at most 9500 (a boot's seed is N plus up to 499, at most 9999)"
+	run "$ROOT/kernel-patch/scripts/compare-kernels.sh" -Z "$FIX/report-base.json" -o "$o" 6.1 6.12
+	assert_failure 2
+	assert_output "compare-kernels: -Z '$FIX/report-base.json': not a noise profile (noise-profile.sh)"
 	[ ! -e "$o" ]
 }
 

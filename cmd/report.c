@@ -34,8 +34,9 @@ struct report_opts {
 	struct report_suite_cfg suite;
 	bool compare;
 	bool list;
-	double threshold; /* < 0: per-metric defaults */
-	double alpha;	  /* --compare's significance level */
+	double threshold;  /* < 0: per-metric defaults */
+	double alpha;	   /* --compare's significance level */
+	const char *noise; /* --compare's noise profile */
 	bool allow_empty;
 	bool allow_unsure;
 	bool force;
@@ -56,6 +57,7 @@ enum {
 	OPT_ALLOW_EMPTY,
 	OPT_ALLOW_UNSURE,
 	OPT_FORCE,
+	OPT_NOISE,
 };
 
 /* clang-format off */
@@ -85,6 +87,10 @@ static const struct argp_option options[] = {
 	  "(default: per metric, see mpctl-report(1))", 0 },
 	{ "alpha", OPT_ALPHA, "P", 0,
 	  "one-sided significance level of a verdict (default 0.05)", 0 },
+	{ "noise", OPT_NOISE, "FILE", 0,
+	  "with --compare: a noise profile (kernel-patch/scripts/"
+	  "noise-profile.sh); a difference within the spread it gives a "
+	  "scenario's metric is no verdict", 0 },
 	{ "allow-unsure", OPT_ALLOW_UNSURE, NULL, 0,
 	  "with --compare: too few runs for a verdict on a metric is not a "
 	  "failure (exit 65 otherwise)", 0 },
@@ -179,6 +185,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_FORCE:
 		o->force = true;
 		break;
+	case OPT_NOISE:
+		o->noise = cmd_arg_str(state, key, arg);
+		break;
 	case OPT_SVG:
 		o->svg = cmd_arg_str(state, key, arg);
 		break;
@@ -208,8 +217,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			cmd_argerr(state, "--compare takes no --svg, --html, "
 					  "--input, --output or --scenario");
 		if (!o->compare && (o->threshold >= 0 || o->alpha > 0 ||
-				    o->allow_unsure || o->force))
-			cmd_argerr(state, "--threshold, --alpha, "
+				    o->allow_unsure || o->force || o->noise))
+			cmd_argerr(state, "--threshold, --alpha, --noise, "
 					  "--allow-unsure and --force go with "
 					  "--compare");
 		break;
@@ -747,48 +756,48 @@ static int do_compare(const struct report_opts *o)
 		.min_effect_pct = o->threshold,
 		.alpha = o->alpha > 0 ? o->alpha : MP_COMPARE_ALPHA,
 	};
-	json_t *base, *cur, *cmp;
+	json_t *base = NULL, *cur = NULL, *noise = NULL, *cmp = NULL;
 	struct mp_err err;
 	int ret;
 
 	base = mp_json_load_file(o->args[0], &err);
 	if (!base)
-		return cmd_fail(&err);
+		goto fail;
 	cur = mp_json_load_file(o->args[1], &err);
-	if (!cur) {
-		json_decref(base);
-		return cmd_fail(&err);
+	if (!cur)
+		goto fail;
+	if (o->noise) {
+		noise = mp_json_load_file(o->noise, &err);
+		if (!noise || mp_noise_check(noise, o->noise, &err))
+			goto fail;
+		copts.noise = noise;
 	}
 	if (mp_report_check(base, o->args[0], &err) ||
-	    mp_report_check(cur, o->args[1], &err)) {
-		json_decref(base);
-		json_decref(cur);
-		return cmd_fail(&err);
-	}
+	    mp_report_check(cur, o->args[1], &err))
+		goto fail;
 	summarize_all(base);
 	summarize_all(cur);
 	if (!o->allow_empty && (mp_report_usable(base, o->args[0], &err) ||
-				mp_report_usable(cur, o->args[1], &err))) {
-		json_decref(base);
-		json_decref(cur);
-		return cmd_fail(&err);
-	}
-	if (!o->force && mp_report_alike(base, cur, &err)) {
-		json_decref(base);
-		json_decref(cur);
-		return cmd_fail(&err);
-	}
+				mp_report_usable(cur, o->args[1], &err)))
+		goto fail;
+	if (!o->force && mp_report_alike(base, cur, &err))
+		goto fail;
 	cmp = mp_report_compare(base, cur, &copts, &err);
-	json_decref(base);
-	json_decref(cur);
 	if (!cmp)
-		return cmd_fail(&err);
+		goto fail;
 	if (o->json && !o->quiet)
 		mp_json_emit(stdout, cmp, o->pretty);
 	else if (!o->quiet)
 		print_compare(cmp);
 	ret = compare_status(o, cmp);
+	goto out;
+fail:
+	ret = cmd_fail(&err);
+out:
 	json_decref(cmp);
+	json_decref(noise);
+	json_decref(base);
+	json_decref(cur);
 	return ret;
 }
 

@@ -450,6 +450,39 @@ int mp_report_check(const json_t *doc, const char *what, struct mp_err *err)
 	return 0;
 }
 
+int mp_noise_check(const json_t *doc, const char *what, struct mp_err *err)
+{
+	json_t *s = json_object_get(doc, "schema"), *noise, *metrics, *v;
+	const char *name = json_string_value(json_object_get(s, "name"));
+	json_t *ver = json_object_get(s, "version");
+	const char *scenario, *metric;
+
+	if (!name || strcmp(name, MP_NOISE_SCHEMA) || !json_is_integer(ver) ||
+	    json_integer_value(ver) != MP_NOISE_SCHEMA_VERSION)
+		return mp_errf(err, MP_EXIT_DATAERR, 0,
+			       "'%s' is not a noise profile (schema %s "
+			       "version %d)",
+			       what, MP_NOISE_SCHEMA, MP_NOISE_SCHEMA_VERSION);
+	noise = json_object_get(doc, "noise");
+	if (!json_is_object(noise))
+		return mp_errf(err, MP_EXIT_DATAERR, 0,
+			       "'%s' has no \"noise\" object", what);
+	json_object_foreach(noise, scenario, metrics) {
+		if (!json_is_object(metrics))
+			return mp_errf(err, MP_EXIT_DATAERR, 0,
+				       "'%s': noise of '%s' is not an object",
+				       what, scenario);
+		json_object_foreach(metrics, metric, v) {
+			if (!json_is_number(v) || !(json_number_value(v) >= 0))
+				return mp_errf(err, MP_EXIT_DATAERR, 0,
+					       "'%s': noise of %s %s is not a "
+					       "percentage",
+					       what, scenario, metric);
+		}
+	}
+	return 0;
+}
+
 json_t *mp_json_load_file(const char *path, struct mp_err *err)
 {
 	json_error_t jerr;
@@ -566,6 +599,7 @@ struct cmp_stats {
 	size_t nb, nc, nboots; /* runs of each side, boots of BASE */
 	double pi;	       /* one more boot's prediction interval */
 	double min_pct, floor_abs; /* the minimum effect, % and absolute */
+	double noise_pct;	   /* the noise profile's spread, %; NAN none */
 	double mde;		   /* minimum detectable effect, NAN unknown */
 	const char *verdict;	   /* same, worse, better or unsure */
 };
@@ -578,7 +612,8 @@ struct cmp_stats {
 static int cmp_compute(const struct mp_metric *m, const double *bv, size_t nb,
 		       const double *cv, size_t nc, double bmed, double cmed,
 		       size_t nboots, double bmean, double bsd,
-		       const struct mp_compare_opts *o, struct cmp_stats *r)
+		       double noise_pct, const struct mp_compare_opts *o,
+		       struct cmp_stats *r)
 {
 	double p_worse, p_better, bad, mde_rank, gap_worse, gap_better;
 	bool beyond_worse = true, beyond_better = true;
@@ -595,6 +630,7 @@ static int cmp_compute(const struct mp_metric *m, const double *bv, size_t nb,
 		.bworst = -INFINITY,
 		.bbest = INFINITY,
 		.dir = m->better == MP_BETTER_LOWER ? 1 : -1,
+		.noise_pct = noise_pct,
 		.verdict = "same",
 	};
 	/* "worse" is "larger" in badness space: dir * value */
@@ -635,6 +671,9 @@ static int cmp_compute(const struct mp_metric *m, const double *bv, size_t nb,
 	else
 		r->min_pct = nboots ? m->min_effect_pct : m->one_boot_pct;
 	r->floor_abs = fmax(m->min_delta, r->min_pct / 100 * fabs(bmed));
+	/* boots of one kernel landed that far apart: no verdict within it */
+	if (noise_pct > 0)
+		r->floor_abs = fmax(r->floor_abs, noise_pct / 100 * fabs(bmed));
 	/* one more boot's median: one-sided prediction interval */
 	if (nboots) {
 		r->pi = mp_t_quantile(1 - o->alpha, (double)nboots - 1) * bsd *
@@ -698,11 +737,29 @@ static json_t *cmp_row_json(const char *scenario, const struct mp_metric *m,
 	json_object_set_new(row, "boot_interval",
 			    r->nboots ? num(r->pi) : json_null());
 	json_object_set_new(row, "min_effect_pct", json_real(r->min_pct));
+	json_object_set_new(row, "noise_profile_pct",
+			    isnan(r->noise_pct) ? json_null() :
+						  json_real(r->noise_pct));
 	json_object_set_new(row, "min_effect", num(r->floor_abs));
 	json_object_set_new(row, "mde", num_or_null(r->mde));
 	json_object_set_new(row, "mde_pct", pct_or_null(r->mde, r->bmed));
 	json_object_set_new(row, "verdict", json_string(r->verdict));
 	return row;
+}
+
+/*
+ * The spread @noise, a noise profile, gives @metric in @scenario, in
+ * percent; NAN when it has none (or there is no profile).
+ */
+static double noise_of(const json_t *noise, const char *scenario,
+		       const char *metric)
+{
+	json_t *v =
+		json_object_get(json_object_get(json_object_get(noise, "noise"),
+						scenario),
+				metric);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 /*
@@ -726,8 +783,8 @@ static json_t *compare_row(const char *scenario, const struct mp_metric *m,
 	nc = samples_of(cs, &cv);
 	nboots = boot_stats(bs, &bmean, &bsd);
 	if (nb && nc &&
-	    !cmp_compute(m, bv, nb, cv, nc, bmed, cmed, nboots, bmean, bsd, o,
-			 &r))
+	    !cmp_compute(m, bv, nb, cv, nc, bmed, cmed, nboots, bmean, bsd,
+			 noise_of(o->noise, scenario, m->name), o, &r))
 		row = cmp_row_json(scenario, m, &r, o);
 	free(bv);
 	free(cv);

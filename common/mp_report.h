@@ -24,6 +24,8 @@
 #define MP_REPORT_SCHEMA_VERSION  1
 #define MP_COMPARE_SCHEMA	  "mpctl-report-compare"
 #define MP_COMPARE_SCHEMA_VERSION 2
+#define MP_NOISE_SCHEMA		  "mpctl-noise-profile"
+#define MP_NOISE_SCHEMA_VERSION	  1
 /* one-sided significance level of a verdict unless told otherwise */
 #define MP_COMPARE_ALPHA 0.05
 
@@ -90,6 +92,13 @@ int mp_report_summarize(json_t *scenario);
 struct mp_compare_opts {
 	double min_effect_pct; /* < 0: each metric's default */
 	double alpha;	       /* one-sided significance level, 0 < a < 1 */
+	/*
+	 * A noise profile (mp_noise_check(), kernel-patch/scripts/
+	 * noise-profile.sh), or NULL: per scenario and metric, how far apart
+	 * boots of one kernel landed, in percent; a difference within it is
+	 * no verdict
+	 */
+	const json_t *noise;
 };
 
 /*
@@ -121,7 +130,9 @@ int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err);
  *    new - base) reaches the minimum effect: the larger of the metric's
  *    min_delta and min_effect_pct of |base median| (one_boot_pct, much
  *    wider, when BASE is a single boot: then nothing in it says how much
- *    two boots differ; o->min_effect_pct >= 0 replaces both).
+ *    two boots differ; o->min_effect_pct >= 0 replaces both), and the
+ *    spread o->noise gives the scenario's metric (in percent of |base
+ *    median|): boots of one kernel already landed that far apart;
  * "better" is the mirror image; "unsure" when the samples are too few
  * for any p <= alpha (never counted); else "same". Each row also gives
  * the minimum detectable effect ("mde"): the largest of the rank test's
@@ -150,6 +161,14 @@ int mp_report_usable(const json_t *doc, const char *what, struct mp_err *err);
 
 /* Check a loaded report: 0, or -1 with a message naming what is wrong. */
 int mp_report_check(const json_t *doc, const char *what, struct mp_err *err);
+
+/*
+ * Whether @doc is a noise profile this mpctl reads: schema
+ * "mpctl-noise-profile" version 1 and a "noise" object of scenarios, each
+ * an object of metrics with a spread in percent (a number >= 0). 0, or -1
+ * with err (MP_EXIT_DATAERR) naming @what and the first problem.
+ */
+int mp_noise_check(const json_t *doc, const char *what, struct mp_err *err);
 
 /* Load a JSON document from a file ("-" is stdin). */
 json_t *mp_json_load_file(const char *path, struct mp_err *err);

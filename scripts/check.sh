@@ -179,6 +179,12 @@ if [ $host_only = 0 ]; then
 						# which build each boot ran, and what was flagged
 						grep -E "^compare-kernels: ($2-(n|b|control|ncontrol)-|control|new control)" "$log" |
 							sed 's/^/# /'
+						# the rows that flagged it: the table's, and
+						# the JSON's (p, minimum effect, base range)
+						grep -E 'WORSE$' "$cmpdir/$1.txt" 2>/dev/null |
+							sed 's/^/# /'
+						jq -c '.rows[] | select(.verdict == "worse")' \
+							"$cmpdir/$1.json" 2>/dev/null | sed 's/^/# /'
 						echo "not ok $n --compare does not flag another boot of $2 (status $rc, see $log)"
 					fi
 					n=$((n + 1))

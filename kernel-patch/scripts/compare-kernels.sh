@@ -30,7 +30,23 @@
 #   -r N        runs per scenario and boot (default 3)
 #   -s NAME     only this scenario (repeatable)
 #   -t PCT      --threshold (minimum effect, percent) for --compare
+#   -Z FILE     --noise for --compare: a noise profile (noise-profile.sh),
+#               per scenario and metric the spread of boots of one kernel;
+#               default in det mode: kernel-patch/noise-det.json, measured
+#               over seeds 1001-1201 (make compare-noise); "none": without
 #   -a P        --alpha (significance level) for --compare
+#   -e N        det mode: the first of the seeds the boots take (default 0).
+#               Each boot starts its guest clock at its own seed, that
+#               many seconds after 2026-01-01 (qemu's "-rtc base=",
+#               VMTEST_SEED of qemu-cmd.sh). The guest's clock is the
+#               only thing a det boot takes from the host, and the kernel
+#               seeds its random state from it: one seed runs the same
+#               instructions, so a boot is reproduced bit for bit at any
+#               host load, and two boots that start in the same second
+#               are no longer counted as two samples. Base boot i takes
+#               N+i, control i N+100+i, new boot i N+200+i, new control i
+#               N+300+i, demo D N+400+D's number; another N draws other
+#               boots
 #   -j N        boots run at once (default 1; det mode only: the guest's
 #               timings do not depend on the host's load, so boots can
 #               share the machine)
@@ -134,12 +150,14 @@ new_boots=1
 controls=0
 new_controls=0
 jobs=1
+seed0=
 base_image=
 new_image=
 use_base=
 pure=0
 v2=0
 lru_gen=
+noise=default
 relru=()
 
 msg() { printf 'compare-kernels: %s\n' "$*" >&2; }
@@ -147,7 +165,7 @@ die() { msg "$*"; exit 2; }
 usage() { sed -n '4,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 posint() { case $2 in '' | *[!0-9]*) msg "-$1 '$2': a number"; usage ;; esac; }
 
-while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPVg:L:E:h opt; do
+while getopts M:S:b:n:U:c:Cd:r:s:t:Z:a:e:j:o:BK:k:N:D:RPVg:L:E:h opt; do
 	case $opt in
 	M) mode=$OPTARG ;;
 	S) shift_=$OPTARG ;;
@@ -161,7 +179,9 @@ while getopts M:S:b:n:U:c:Cd:r:s:t:a:j:o:BK:k:N:D:RPVg:L:E:h opt; do
 	r) repeat=$OPTARG ;;
 	s) scen+=("-s" "$OPTARG") ;;
 	t) threshold=$OPTARG ;;
+	Z) noise=$OPTARG ;;
 	a) alpha=$OPTARG ;;
+	e) posint e "$OPTARG"; seed0=$OPTARG ;;
 	j) posint j "$OPTARG"; jobs=$OPTARG ;;
 	o) out=$(realpath -m "$OPTARG") ;;
 	B) build=0 ;;
@@ -206,6 +226,16 @@ if [ ${#relru[@]} -gt 0 ]; then
 	*) die "-L needs -g: the scenarios run again with MGLRU the other way" ;;
 	esac
 fi
+[ -z "$seed0" ] || [ "$mode" = det ] ||
+	die "-e needs -M det: in plain TCG a boot's timings follow the host, which no seed reproduces"
+[ "${seed0:-0}" -le 9500 ] ||
+	die "-e '$seed0': at most 9500 (a boot's seed is N plus up to 499, at most 9999)"
+case $noise in
+default | none) ;;
+*) jq -e '.schema.name == "mpctl-noise-profile"' "$noise" >/dev/null 2>&1 ||
+	die "-Z '$noise': not a noise profile (noise-profile.sh)"
+   noise=$(realpath "$noise") ;;
+esac
 [ "$mode" = det ] || [ "$jobs" = 1 ] ||
 	die "-j needs -M det: plain TCG boots that share the host slow each other down"
 [ "$demos" = all ] && demos=drop3of4,drop1of5,delay2ms,noaskfirst,nowait
@@ -410,9 +440,28 @@ cut_report() {
 }
 
 # boot IMAGE TAG [APPEND]: boots, writes $out/report-TAG.json; status 0 or 1
+# seed_of TAG: the seed a boot takes in det mode (-e): its role's hundred
+# plus its number
+seed_of() {
+	local n=${1##*-} role
+	case $1 in
+	*-b-*) role=0 ;;
+	*-control-*) role=100 ;;
+	*-n-*) role=200 ;;
+	*-ncontrol-*) role=300 ;;
+	*-demo-*) role=400; n=$(demo_id "$n") ;;
+	*) return 1 ;;
+	esac
+	echo $((10#${seed0:-0} + role + n))
+}
+
 boot() {
 	local image=$1 tag=$2 append=${3:-} tapraw console rc=0 t0 secs kline
 	[ -f "$image" ] || { msg "'$image' missing: make kernel"; return 1; }
+	# boot runs in a subshell of its own: the seed sets its qemu arguments
+	if [ "$mode" = det ]; then
+		VMTEST_SEED=$(seed_of "$tag") mp_qemu_setup || return 1
+	fi
 	console=$out/console-$tag.log
 	tapraw=$out/tap-$tag.raw
 	msg "$tag: booting ($mp_qemu_desc), console in '$console'"
@@ -508,6 +557,17 @@ pool() {
 
 cmp_args=()
 [ -z "$threshold" ] || cmp_args+=(--threshold "$threshold")
+# the noise profile: det mode's by default; tcg boots follow the host,
+# which no profile of det boots describes
+if [ "$noise" = default ]; then
+	noise=none
+	[ "$mode" != det ] || [ ! -f "$top/kernel-patch/noise-det.json" ] ||
+		noise=$top/kernel-patch/noise-det.json
+fi
+if [ "$noise" != none ]; then
+	cmp_args+=(--noise "$noise")
+	msg "noise profile: '$noise'"
+fi
 [ -z "$alpha" ] || cmp_args+=(--alpha "$alpha")
 # compare_with BASE_TAG NEW_TAG NAME: the table in $out/NAME.txt and the
 # JSON in $out/NAME.json; --compare's status

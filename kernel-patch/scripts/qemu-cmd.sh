@@ -35,6 +35,13 @@
 #   VMTEST_MEM           guest memory (default 1G)
 #   VMTEST_SMP           vCPUs (default 2 in tcg mode, 1 in det mode)
 #   VMTEST_ICOUNT_SHIFT  det mode's shift (default MP_DET_SHIFT below)
+#   VMTEST_SEED          det mode: the guest clock starts that many seconds
+#                        after 2026-01-01 00:00 UTC instead of at the host's
+#                        time. The kernel seeds its random state from that
+#                        clock, the only input a det boot takes from the
+#                        host: one seed, one run, bit for bit (two boots of
+#                        6.1 with seed 7, one of them beside two other VMs
+#                        on 2 cores, wrote identical TAP)
 #   VMTEST_APPEND        more kernel parameters, appended last
 
 # the shift chosen by measurement (README-harness.md, "Deterministic mode")
@@ -68,7 +75,7 @@ mp_qemu_kvm_cached() {
 # (every qemu argument but the kernel, initrd and serial ports) and
 # mp_qemu_append (the base kernel command line)
 mp_qemu_setup() {
-	local accel=${VMTEST_ACCEL:-tcg} smp ishift
+	local accel=${VMTEST_ACCEL:-tcg} smp ishift rtc
 	mp_qemu_mode=${VMTEST_MODE:-tcg}
 	mp_qemu_args=(-nographic -nodefaults -no-user-config -no-reboot
 		      -m "${VMTEST_MEM:-1G}")
@@ -93,10 +100,20 @@ mp_qemu_setup() {
 		*) echo "qemu-cmd: VMTEST_ICOUNT_SHIFT='$ishift': 0..10" >&2
 		   return 1 ;;
 		esac
+		case ${VMTEST_SEED-} in
+		'' | [0-9] | [0-9][0-9] | [0-9][0-9][0-9] | [0-9][0-9][0-9][0-9]) ;;
+		*) echo "qemu-cmd: VMTEST_SEED='$VMTEST_SEED': 0..9999" >&2
+		   return 1 ;;
+		esac
+		rtc=clock=vm
+		[ -z "${VMTEST_SEED-}" ] ||
+			rtc=base=$(date -u -d @$((1767225600 + 10#$VMTEST_SEED)) \
+				+%Y-%m-%dT%H:%M:%S),$rtc
 		mp_qemu_args+=(-accel tcg -icount "shift=$ishift,sleep=off"
-			       -rtc clock=vm -smp "$smp")
+			       -rtc "$rtc"
+			       -smp "$smp")
 		mp_qemu_append+=" nokaslr norandmaps"
-		mp_qemu_desc="det icount shift=$ishift smp=$smp"
+		mp_qemu_desc="det icount shift=$ishift smp=$smp${VMTEST_SEED:+ seed=$VMTEST_SEED}"
 		;;
 	*)
 		echo "qemu-cmd: VMTEST_MODE='$mp_qemu_mode': tcg or det" >&2
