@@ -439,7 +439,6 @@ cut_report() {
 		sed -n "s/^# MPCTL-$2 //p" | base64 -d >"$3" && [ -s "$3" ]
 }
 
-# boot IMAGE TAG [APPEND]: boots, writes $out/report-TAG.json; status 0 or 1
 # seed_of TAG: the seed a boot takes in det mode (-e): its role's hundred
 # plus its number
 seed_of() {
@@ -455,6 +454,7 @@ seed_of() {
 	echo $((10#${seed0:-0} + role + n))
 }
 
+# boot IMAGE TAG [APPEND]: boots, writes $out/report-TAG.json; status 0 or 1
 boot() {
 	local image=$1 tag=$2 append=${3:-} tapraw console rc=0 t0 secs kline
 	[ -f "$image" ] || { msg "'$image' missing: make kernel"; return 1; }
