@@ -452,13 +452,10 @@ int mp_report_check(const json_t *doc, const char *what, struct mp_err *err)
 
 int mp_noise_check(const json_t *doc, const char *what, struct mp_err *err)
 {
-	json_t *s = json_object_get(doc, "schema"), *noise, *metrics, *v;
-	const char *name = json_string_value(json_object_get(s, "name"));
-	json_t *ver = json_object_get(s, "version");
+	json_t *noise, *metrics, *v;
 	const char *scenario, *metric;
 
-	if (!name || strcmp(name, MP_NOISE_SCHEMA) || !json_is_integer(ver) ||
-	    json_integer_value(ver) != MP_NOISE_SCHEMA_VERSION)
+	if (mp_json_check_schema(doc, MP_NOISE_SCHEMA, MP_NOISE_SCHEMA_VERSION))
 		return mp_errf(err, MP_EXIT_DATAERR, 0,
 			       "'%s' is not a noise profile (schema %s "
 			       "version %d)",
