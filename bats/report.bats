@@ -914,6 +914,65 @@ synth() {
 	assert_line --index 0 "mpctl stress: --answer-delay and --strategy exclude each other: the delay is the stress engine's, the cache answers at once"
 }
 
+
+@test "noise-profile.sh: boots' spread per scenario and metric, read by --noise; bad input is one line and 1, -o never replaces a symlink" {
+	local np=$ROOT/kernel-patch/scripts/noise-profile.sh d=$BATS_TEST_TMPDIR/boots
+	mkdir -p "$d"
+	# three recorded boots of 6.12, named as compare-kernels.sh names them
+	for i in 1 2 3; do
+		cp "$FIX/report-vm612-$i.json" "$d/report-6.12-b-$i.json"
+	done
+	run "$np" "$d"
+	assert_success
+	echo "$output" >"$BATS_TEST_TMPDIR/p.json"
+	jq -e '.schema == {name: "mpctl-noise-profile", version: 1} and
+		.kernels == {"6.12.118": 3}' "$BATS_TEST_TMPDIR/p.json"
+	# each spread is (max - min) / median of the three boots' medians
+	want=$(jq -s '[.[] | .scenarios[] | select(.name == "shrinker") |
+		.metrics.chunks_freed.median] | sort | ((.[2] - .[0]) / .[1] * 1000 | round) / 10' \
+		"$d"/report-6.12-b-*.json)
+	jq -e --argjson w "$want" '.noise.shrinker.chunks_freed == $w' "$BATS_TEST_TMPDIR/p.json"
+	mpctl report --compare --allow-unsure --noise "$BATS_TEST_TMPDIR/p.json" \
+		"$FIX/report-vm612-1.json" "$FIX/report-vm612-2.json"
+	[ "$status" -le 1 ]
+	# no boot report; not a directory
+	run "$np" "$BATS_TEST_TMPDIR"
+	assert_failure 1
+	assert_output "noise-profile: '$BATS_TEST_TMPDIR': no boot report (report-<kver>-b-1.json, ...)"
+	run "$np" "$BATS_TEST_TMPDIR/none"
+	assert_failure 1
+	assert_output "noise-profile: '$BATS_TEST_TMPDIR/none': not a directory"
+	# -o: a symlink stays, and so does what it points to
+	echo keep >"$BATS_TEST_TMPDIR/target"
+	ln -s "$BATS_TEST_TMPDIR/target" "$BATS_TEST_TMPDIR/link"
+	run "$np" -o "$BATS_TEST_TMPDIR/link" "$d"
+	assert_failure 1
+	assert_output "noise-profile: -o '$BATS_TEST_TMPDIR/link': not a regular file, left as it is"
+	[ -L "$BATS_TEST_TMPDIR/link" ] && [ "$(cat "$BATS_TEST_TMPDIR/target")" = keep ]
+	run "$np" -o "$BATS_TEST_TMPDIR/out.json" "$d"
+	assert_success
+	cmp "$BATS_TEST_TMPDIR/out.json" "$BATS_TEST_TMPDIR/p.json"
+	[ -z "$(find "$BATS_TEST_TMPDIR" -name '.noise-profile.*')" ]
+	run "$np"
+	[ "$status" -eq 64 ]
+}
+
+@test "qemu-cmd.sh: VMTEST_SEED starts the det guest's clock at 2026-01-01 plus the seed; a bad seed is one line" {
+	run bash -c 'source "$1"; VMTEST_MODE=det VMTEST_SEED=101 mp_qemu_setup &&
+		printf "%s\n" "${mp_qemu_args[@]}" "$mp_qemu_desc"' _ \
+		"$ROOT/kernel-patch/scripts/qemu-cmd.sh"
+	assert_success
+	assert_line "base=2026-01-01T00:01:41,clock=vm"
+	assert_line "det icount shift=2 smp=1 seed=101"
+	# without a seed, the host's time, as before
+	run bash -c 'source "$1"; VMTEST_MODE=det mp_qemu_setup &&
+		printf "%s\n" "${mp_qemu_args[@]}"' _ "$ROOT/kernel-patch/scripts/qemu-cmd.sh"
+	assert_line "clock=vm"
+	run bash -c 'source "$1"; VMTEST_MODE=det VMTEST_SEED=x1 mp_qemu_setup' _ \
+		"$ROOT/kernel-patch/scripts/qemu-cmd.sh"
+	assert_failure 1
+	assert_output "qemu-cmd: VMTEST_SEED='x1': 0..9999"
+}
 @test "compare-kernels: -L without -g is one line and 2, before anything is built or booted" {
 	local o=$BATS_TEST_TMPDIR/out
 	run "$ROOT/kernel-patch/scripts/compare-kernels.sh" -L kernel-shrinker \

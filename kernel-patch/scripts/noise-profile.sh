@@ -21,8 +21,9 @@
 # over the kernels: a difference between two boots that stays within it
 # is what boots of one kernel already showed. A metric whose median is 0
 # has no spread in percent and is left out (its metric's minimum change
-# applies). Exit status: 0, 1 when a directory has no boot report or a
-# report cannot be read, 64 usage.
+# applies). Exit status: 0, 1 when a directory has no boot report, a
+# report cannot be read or -o is not a regular file (left as it is), 64
+# usage.
 #
 # The document ("mpctl-noise-profile" version 1):
 #   {"schema": {"name": "mpctl-noise-profile", "version": 1},
@@ -81,8 +82,16 @@ doc=$(jq -n '
 		from_entries)} |
 	{schema: {name: "mpctl-noise-profile", version: 1}} + .' "${files[@]}") ||
 	die "cannot read the reports"
-if [ -n "$out" ]; then
-	printf '%s\n' "$doc" >"$out"
-else
-	printf '%s\n' "$doc"
+[ -n "$out" ] || { printf '%s\n' "$doc"; exit 0; }
+# -o: a regular file or a new name, never a symlink or a device node; the
+# profile goes to a temporary file beside it first, so that a failure
+# leaves what was there
+if [ -L "$out" ] || { [ -e "$out" ] && [ ! -f "$out" ]; }; then
+	die "-o '$out': not a regular file, left as it is"
+fi
+tmp=$(mktemp "$(dirname "$out")/.noise-profile.XXXXXX") ||
+	die "-o '$out': cannot write beside it"
+if ! printf '%s\n' "$doc" >"$tmp" || ! mv -f "$tmp" "$out"; then
+	rm -f "$tmp"
+	die "-o '$out': cannot write it"
 fi
