@@ -735,8 +735,7 @@ static json_t *cmp_row_json(const char *scenario, const struct mp_metric *m,
 			    r->nboots ? num(r->pi) : json_null());
 	json_object_set_new(row, "min_effect_pct", json_real(r->min_pct));
 	json_object_set_new(row, "noise_profile_pct",
-			    isnan(r->noise_pct) ? json_null() :
-						  json_real(r->noise_pct));
+			    num_or_null(r->noise_pct));
 	json_object_set_new(row, "min_effect", num(r->floor_abs));
 	json_object_set_new(row, "mde", num_or_null(r->mde));
 	json_object_set_new(row, "mde_pct", pct_or_null(r->mde, r->bmed));
