@@ -230,8 +230,14 @@ fi
 	die "-e needs -M det: in plain TCG a boot's timings follow the host, which no seed reproduces"
 [ "${seed0:-0}" -le 9500 ] ||
 	die "-e '$seed0': at most 9500 (a boot's seed is N plus up to 499, at most 9999)"
+# the noise profile: det mode's by default; tcg boots follow the host,
+# which no profile of det boots describes
 case $noise in
-default | none) ;;
+default)
+	noise=none
+	[ "$mode" != det ] || [ ! -f "$top/kernel-patch/noise-det.json" ] ||
+		noise=$top/kernel-patch/noise-det.json ;;
+none) ;;
 *) jq -e '.schema.name == "mpctl-noise-profile"' "$noise" >/dev/null 2>&1 ||
 	die "-Z '$noise': not a noise profile (noise-profile.sh)"
    noise=$(realpath "$noise") ;;
@@ -557,13 +563,6 @@ pool() {
 
 cmp_args=()
 [ -z "$threshold" ] || cmp_args+=(--threshold "$threshold")
-# the noise profile: det mode's by default; tcg boots follow the host,
-# which no profile of det boots describes
-if [ "$noise" = default ]; then
-	noise=none
-	[ "$mode" != det ] || [ ! -f "$top/kernel-patch/noise-det.json" ] ||
-		noise=$top/kernel-patch/noise-det.json
-fi
 if [ "$noise" != none ]; then
 	cmp_args+=(--noise "$noise")
 	msg "noise profile: '$noise'"
