@@ -41,12 +41,12 @@
 #               VMTEST_SEED of qemu-cmd.sh). The guest's clock is the
 #               only thing a det boot takes from the host, and the kernel
 #               seeds its random state from it: one seed runs the same
-#               instructions, so a boot is reproduced bit for bit at any
-#               host load, and two boots that start in the same second
-#               are no longer counted as two samples. Base boot i takes
-#               N+i, control i N+100+i, new boot i N+200+i, new control i
-#               N+300+i, demo D N+400+D's number; another N draws other
-#               boots
+#               instructions, so a boot of one tree is reproduced bit for
+#               bit at any host load, and two boots that start in the same
+#               second are no longer counted as two samples. Base boot i
+#               takes N+i, control i N+100+i, new boot i N+200+i, new
+#               control i N+300+i, demo D N+400+D's number; another N
+#               draws other boots
 #   -j N        boots run at once (default 1; det mode only: the guest's
 #               timings do not depend on the host's load, so boots can
 #               share the machine)
