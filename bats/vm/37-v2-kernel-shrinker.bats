@@ -259,6 +259,48 @@ high_events() {
 		fail "the stopped shrinker slowed the co-tenant: $with ms against $alone ms"
 }
 
+# field NAME LINE...: the number after NAME= in mpvm's output
+field() {
+	local n=$1
+	shift
+	printf "%s\n" "$@" | tr " " "\n" | sed -n "s/^$n=//p" | head -n1
+}
+
+@test "v2: a task waiting for its program is woken by its own memory cgroup, not by a busy one beside it" {
+	local d alone busy other sa sb la lb lo
+	# siblings without a common limit. "app": memory.max 32M and a
+	# registered program that reads every request and frees nothing, so
+	# that an allocator holding 29M there (within 1/8 of memory.max)
+	# waits on its returns to userspace until the read is 150 ms old.
+	# "busy": maps, writes and unmaps 1M in a loop, an uncharge each time
+	d=$(mp_v2_parent wq max max app busy)
+	echo 32M >"$d/app/memory.max"
+	mp_bg_mpvm "$BATS_TEST_TMPDIR/prog" "$d/app" v2-shrinker "$d/app" \
+		1048576 1000 -t 60000 -k
+	alone=$("$MP_IN_CG" "$d/app" -- mpvm alloc 29 1024 2000) ||
+		fail "the allocator failed alone: $alone"
+	"$MP_IN_CG" "$d/busy" -- mpvm alloc 0 1024 4000 >"$BATS_TEST_TMPDIR/busy" &
+	MP_PIDS+=($!)
+	busy=$("$MP_IN_CG" "$d/app" -- mpvm alloc 29 1024 2000) ||
+		fail "the allocator failed beside the busy cgroup: $busy"
+	wait "${MP_PIDS[-1]}" || fail "the busy cgroup's loop failed"
+	other=$(cat "$BATS_TEST_TMPDIR/busy")
+	sa=$(field sleeps "$alone") sb=$(field sleeps "$busy")
+	la=$(field loops "$alone") lb=$(field loops "$busy")
+	lo=$(field loops "$other")
+	echo "# waiter: alone $la loops, $sa sleeps; beside the busy cgroup ($lo loops) $lb loops, $sb sleeps; requests read $(grep -c '^request' "$BATS_TEST_TMPDIR/prog")" >&3
+	[ "$(mp_oom_kills "$d")" = 0 ] || fail "OOM kills: $(mp_oom_kills "$d")"
+	# the allocator did wait for its program: 2 s of loops that take a
+	# few ms each without the wait
+	[ $((la * 20)) -le 2000 ] && [ $((lb * 20)) -le 2000 ] ||
+		fail "the allocator did not wait: $la and $lb loops in 2 s"
+	[ "$lo" -ge 10 ] || fail "the busy cgroup was not busy: $lo loops"
+	# with one wait queue for all, each uncharge of the busy cgroup woke
+	# the waiter, which slept again: hundreds of sleeps more
+	[ "$sb" -le $((sa * 2 + 20)) ] ||
+		fail "a busy cgroup woke the waiter: $sb sleeps against $sa alone"
+}
+
 @test "v2 races: closing, forking and concurrent counts under reclaim" {
 	requires prog:mp_race
 	local d

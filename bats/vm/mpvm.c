@@ -28,6 +28,11 @@
  *	holds ADD chunks without a registration (a baseline).  "registered"
  *	once all are, "many n=N requests=R chunks=C held=H polls=P" at the
  *	end (timeout or SIGTERM), P the polls that returned an event
+ *   mpvm [-u UID] alloc HOLD_MB STEP_KB MS
+ *	an allocator: touch HOLD_MB MiB and keep it, print "registered", then
+ *	for MS milliseconds map STEP_KB KiB, write each page, unmap it;
+ *	"alloc loops=L ms=T" and "waits sleeps=S" (voluntary context switches
+ *	over the loop: the times it slept) at the end
  *   mpvm [-u UID] ec CGDIR EFD TARGET ARGS
  *	one event_control write with chosen fds; EFD is eventfd, pipe, closed,
  *	or a literal number; TARGET is a file name under CGDIR, closed, or a
@@ -596,6 +601,51 @@ static void report_write(int fd, const char *s)
 	fflush(stdout);
 }
 
+/*
+ * alloc HOLD_MB STEP_KB MS: touch HOLD_MB MiB and keep it, then for MS
+ * milliseconds map STEP_KB KiB, write each page and unmap it again: an
+ * allocator whose memory cgroup stays where it is, over a mark or not.
+ */
+static int cmd_alloc(int argc, char **argv)
+{
+	long hold, step, ms, loops = 0, start, end, sleeps, page = 4096, i;
+	char *held, *p;
+
+	if (argc < 4)
+		return 1;
+	hold = atol(argv[1]) << 20;
+	step = atol(argv[2]) << 10;
+	ms = atol(argv[3]);
+	if (hold < 0 || step < page || ms <= 0)
+		return 1;
+	if (hold) {
+		held = mmap(NULL, hold, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (held == MAP_FAILED)
+			fail("mmap held");
+		memset(held, 0x5a, hold);
+	}
+	printf("registered\n");
+	fflush(stdout);
+	sleeps = nvcsw();
+	start = now_ms();
+	end = start + ms;
+	while (now_ms() < end && !stopping) {
+		p = mmap(NULL, step, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			fail("mmap");
+		for (i = 0; i < step; i += page)
+			p[i] = 1;
+		munmap(p, step);
+		loops++;
+	}
+	printf("alloc loops=%ld ms=%ld\n", loops, now_ms() - start);
+	printf("waits sleeps=%ld\n", nvcsw() - sleeps);
+	fflush(stdout);
+	return 0;
+}
+
 static int cmd_ec(int argc, char **argv)
 {
 	char line[512];
@@ -683,6 +733,7 @@ int main(int argc, char **argv)
 		{ "v2-level", cmd_v2_level },
 		{ "v2-shrinker", cmd_v2_shrinker },
 		{ "v2-many", cmd_v2_many },
+		{ "alloc", cmd_alloc },
 		{ "ec", cmd_ec },
 		{ "write", cmd_write },
 		{ "shrinker-write", cmd_shrinker_write },
