@@ -17,3 +17,15 @@ setup() {
 @test "bench v2pure: emulated shrinker, stock kernel, no swap" {
 	bench_stress v2pure emulated
 }
+
+teardown() {
+	bench_teardown
+}
+
+# bench-v2's ordinary program (three threads populate 1M chunks with THP
+# on, answers by munmap()) on the stock kernel, asked by the emulated
+# shrinker instead of the kernel: the same run without the series
+@test "bench v2pure: ordinary program, munmap() answers, THP, emulated shrinker, stock kernel, no swap" {
+	bench_thp_always
+	bench_stress v2pure munmap --free munmap --threads 3
+}
