@@ -264,13 +264,6 @@ high_events() {
 		fail "the stopped shrinker slowed the co-tenant: $with ms against $alone ms"
 }
 
-# field NAME LINE...: the number after NAME= in mpvm's output
-field() {
-	local n=$1
-	shift
-	printf "%s\n" "$@" | tr " " "\n" | sed -n "s/^$n=//p" | head -n1
-}
-
 @test "v2: a task waiting for its program is woken by its own memory cgroup, not by a busy one beside it" {
 	local d alone busy other sa sb la lb lo
 	# siblings without a common limit. "app": memory.max 32M and a
@@ -290,9 +283,9 @@ field() {
 		fail "the allocator failed beside the busy cgroup: $busy"
 	wait "${MP_PIDS[-1]}" || fail "the busy cgroup's loop failed"
 	other=$(cat "$BATS_TEST_TMPDIR/busy")
-	sa=$(field sleeps "$alone") sb=$(field sleeps "$busy")
-	la=$(field loops "$alone") lb=$(field loops "$busy")
-	lo=$(field loops "$other")
+	sa=$(mp_field sleeps "$alone") sb=$(mp_field sleeps "$busy")
+	la=$(mp_field loops "$alone") lb=$(mp_field loops "$busy")
+	lo=$(mp_field loops "$other")
 	echo "# waiter: alone $la loops, $sa sleeps; beside the busy cgroup ($lo loops) $lb loops, $sb sleeps; requests read $(grep -c '^request' "$BATS_TEST_TMPDIR/prog")" >&3
 	[ "$(mp_oom_kills "$d")" = 0 ] || fail "OOM kills: $(mp_oom_kills "$d")"
 	# the allocator did wait for its program: 2 s of loops that take a

@@ -68,3 +68,37 @@ teardown() {
 	assert_output --regexp '^rounds [1-9][0-9]* writes [1-9][0-9]* requests [0-9]+ unexpected errors 0$'
 	[ ! -d "$MP/kp" ] || fail "mp_race did not remove '$MP/kp'"
 }
+
+@test "v1: a soft limit without shrinkers means what it did, while another memory cgroup has one" {
+	requires swap
+	local a=$MEM/ks/a b=$MEM/ks/b t=$BATS_TEST_TMPDIR usage sa sb reqs
+	mkdir -p "$a" "$b" "$MP/ks"
+	for c in "$a" "$b"; do
+		echo 64M >"$c/memory.limit_in_bytes"
+		echo 8M >"$c/memory.soft_limit_in_bytes"
+	done
+	# b: a registered program that reads every request and frees nothing
+	mp_bg_registered "$t/prog" "$MP_IN_CG" "$b" "$MP/ks" -- \
+		mpvm v1-shrinker "$MP/ks" 1048576 1000 -t 60000 -k
+	# a: 24M held, three times its soft limit, 2 s of 1M allocations.
+	# Without the series the soft limit only matters under global
+	# pressure (none in this guest), so nothing is reclaimed (its
+	# memory could go to swap) and nothing waits
+	"$MP_IN_CG" "$a" -- mpvm alloc 24 1024 2000 >"$t/a" &
+	MP_PIDS+=($!)
+	sleep 1
+	usage=$(cat "$a/memory.usage_in_bytes")
+	wait "${MP_PIDS[-1]}" || fail "the allocator failed in a: $(cat "$t/a")"
+	# the positive control, the same in b: its shrinker makes b's soft
+	# limit take memory.high's part, so b's allocator waits for it
+	"$MP_IN_CG" "$b" -- mpvm alloc 24 1024 2000 >"$t/b" ||
+		fail "the allocator failed in b: $(cat "$t/b")"
+	sa=$(mp_field sleeps "$(cat "$t/a")") sb=$(mp_field sleeps "$(cat "$t/b")")
+	reqs=$(grep -c '^request' "$t/prog" || true)
+	echo "# without a shrinker: $(tr '\n' ' ' <"$t/a")usage $usage; with one: $(tr '\n' ' ' <"$t/b")requests $reqs" >&3
+	[ "$usage" -ge $((24 << 20)) ] ||
+		fail "a memory cgroup without shrinkers was reclaimed to its soft limit: $usage bytes"
+	[ "$sa" -le 5 ] || fail "an allocator without shrinkers slept $sa times"
+	[ "$reqs" -ge 1 ] && [ "$sb" -ge $((sa + 10)) ] ||
+		fail "the control did not wait for its shrinker: $sb sleeps, $reqs requests"
+}

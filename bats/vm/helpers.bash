@@ -235,3 +235,11 @@ if [ -w /dev/kmsg ] && [ -n "${BATS_TEST_NAME:-}" ]; then
 	echo "mpctl-test: ${BATS_TEST_FILENAME##*/}: ${BATS_TEST_DESCRIPTION:-$BATS_TEST_NAME}" \
 		>/dev/kmsg 2>/dev/null || true
 fi
+
+# mp_field NAME TEXT...: the value after NAME= in mpvm's output ("alloc
+# loops=L ms=T", "waits sleeps=S"), the first one
+mp_field() {
+	local n=$1
+	shift
+	printf "%s\n" "$@" | tr " " "\n" | sed -n "s/^$n=//p" | head -n1
+}
