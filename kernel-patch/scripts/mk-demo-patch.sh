@@ -23,6 +23,12 @@
 #   5  never waits for an answer: mempressure_wait_high() returns at
 #      once, so a program that answers late (kernel-shrinker-late, 50 ms
 #      after reading) is not waited for, as if the wait had been lost
+#   6  waits in the charge path: __mempressure_charge() runs the wait
+#      of mempressure_wait_high() itself, where the charging task may
+#      hold mmap_lock (a THP fault, MADV_POPULATE_WRITE), as the series
+#      did before the redesign; a program whose answer is a munmap()
+#      then cannot answer until the wait ends (the VM test of issue 21
+#      must fail on it: VMTEST_APPEND=mempressure.test_demo=6)
 #
 # It is generated, not kept as a diff with line numbers, so that it keeps
 # applying while the series changes: mm/mempressure.c as the series leaves
@@ -110,13 +116,19 @@ awk -v sig='static void mpc_shrinker_deliver(struct mpc_listener *l, u64 nr)' \
 			fail("no \"" wsig "\" in mm/mempressure.c")
 		for (i = 1; i <= NR; i++) {
 			if (i == charge) {
+				print "static void mempressure_wait_high_real(struct mem_cgroup *memcg);"
 				print "static bool __mempressure_charge_real(struct mem_cgroup *memcg);"
 				print ""
 				print csig
 				print "{"
+				print "\tbool over;"
+				print ""
 				print "\tif (mpc_test_demo == 4)"
 				print "\t\treturn false;"
-				print "\treturn __mempressure_charge_real(memcg);"
+				print "\tover = __mempressure_charge_real(memcg);"
+				print "\tif (over && mpc_test_demo == 6)"
+				print "\t\tmempressure_wait_high_real(memcg);"
+				print "\treturn over;"
 				print "}"
 				print ""
 				print "static bool __mempressure_charge_real(struct mem_cgroup *memcg)"
@@ -176,7 +188,7 @@ awk -v sig='static void mpc_shrinker_deliver(struct mpc_listener *l, u64 nr)' \
 				print " * 2 ms before every notification and request, 4 never asks"
 				print " * shrinkers early (charge path, over memory.high): only reclaim"
 				print " * asks, as before the ask-first patch; 5 never waits for an"
-				print " * answer over memory.high."
+				print " * answer over memory.high; 6 waits for answers in the charge path."
 				print " */"
 				print "static int mpc_test_demo;"
 				print "module_param_named(test_demo, mpc_test_demo, int, 0444);"
