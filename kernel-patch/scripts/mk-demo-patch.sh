@@ -28,7 +28,7 @@
 #      hold mmap_lock (a THP fault, MADV_POPULATE_WRITE), as the series
 #      did before the redesign; a program whose answer is a munmap()
 #      then cannot answer until the wait ends (the VM test of issue 21
-#      must fail on it: VMTEST_APPEND=mempressure.test_demo=6)
+#      fails on it: VMTEST_APPEND=mempressure.test_demo=6)
 #
 # It is generated, not kept as a diff with line numbers, so that it keeps
 # applying while the series changes: mm/mempressure.c as the series leaves
