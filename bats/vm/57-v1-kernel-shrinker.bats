@@ -86,7 +86,9 @@ teardown() {
 	# memory could go to swap) and nothing waits
 	"$MP_IN_CG" "$a" -- mpvm alloc 24 1024 2000 >"$t/a" &
 	MP_PIDS+=($!)
-	sleep 1
+	# "registered": it holds the 24M, and allocates for 2 s more
+	mp_wait_line "$t/a" '^registered' 100 ||
+		fail "the allocator in a did not start: $(cat "$t/a")"
 	usage=$(cat "$a/memory.usage_in_bytes")
 	wait "${MP_PIDS[-1]}" || fail "the allocator failed in a: $(cat "$t/a")"
 	# the positive control, the same in b: its shrinker makes b's soft
