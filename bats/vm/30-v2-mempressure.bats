@@ -140,8 +140,8 @@ hog() {
 	hog "$d" 128M 8
 	mp_stop_bg TERM
 	n=$(grep -c '^request' "$BATS_TEST_TMPDIR/s") || true
-	read -r polls sleeps < <(sed -n 's/^waits polls=\([0-9]*\) sleeps=\([0-9]*\)$/\1 \2/p' \
-		"$BATS_TEST_TMPDIR/idle")
+	polls=$(mp_field polls "$(cat "$BATS_TEST_TMPDIR/idle")")
+	sleeps=$(mp_field sleeps "$(cat "$BATS_TEST_TMPDIR/idle")")
 	echo "# requests read by the program: $n; the registration beside it: $polls polls, $sleeps sleeps" >&3
 	[ "$n" -ge 3 ] || fail "too few requests to tell: $n"
 	mp_run cat "$BATS_TEST_TMPDIR/idle"
