@@ -40,6 +40,7 @@ hog() {
 	grep -qw mempressure "$MP_V2/cgroup.controllers"
 	[ -e "$d/mempressure.level" ]
 	[ -e "$d/mempressure.shrinker" ]
+	[ -e "$d/mempressure.events" ]
 	[ ! -e "$d/cgroup.event_control" ]
 	mp_run cat "$d/mempressure.level"
 	assert_output low

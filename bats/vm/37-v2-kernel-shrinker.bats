@@ -383,19 +383,28 @@ high_events() {
 		fail "drop_caches asked for $a of 64 chunks"
 }
 
-@test "v2: a parent turns the memory controller off: the registration moves up and is still asked" {
-	local d a
+@test "v2: a parent turns the memory controller off: the registration moves up, is told so and is still asked" {
+	local d a w
 	d=$(mp_v2_parent off 256M max app)
 	mp_bg_mpvm "$BATS_TEST_TMPDIR/s" "$d/app" v2-shrinker "$d/app" \
 		1048576 64 -a -t 30000 -k
+	[ "$(cat "$d/app/mempressure.events")" = "moved 0" ] ||
+		fail "before the move: $(cat "$d/app/mempressure.events")"
+	# the program is told through mempressure.events, polled for POLLPRI
+	mpvm watch "$d/app/mempressure.events" -n 1 -t 10000 \
+		>"$BATS_TEST_TMPDIR/w" 2>&1 &
+	w=$!
+	mp_wait_line "$BATS_TEST_TMPDIR/w" '^watching' 50 ||
+		fail "watch did not start: $(cat "$BATS_TEST_TMPDIR/w")"
 	# app's memory cgroup goes offline, its registration stays: reclaim
 	# no longer calls shrinkers for an offline memory cgroup, so the
 	# kernel must move it to the parent, where app is charged from now on
 	echo -memory >"$d/cgroup.subtree_control"
+	wait "$w" || fail "no event on mempressure.events: $(cat "$BATS_TEST_TMPDIR/w")"
+	grep -qx 'event moved 1' "$BATS_TEST_TMPDIR/w" ||
+		fail "the move was not told: $(cat "$BATS_TEST_TMPDIR/w")"
 	[ ! -e "$d/app/memory.max" ] || fail "the memory controller is still on in app"
-	# the css goes offline asynchronously, after an RCU grace period;
-	# reclaim before that still finds the registration where it was
-	sleep 2
+	# the event came with the move: reclaim finds the registration there
 	echo 32M >"$d/memory.reclaim" || true
 	# before the registration moved, nothing asked: 0 requests
 	mp_wait_line "$BATS_TEST_TMPDIR/s" '^request [1-9]' 100 ||

@@ -42,6 +42,7 @@ hog() {
 	[ -w "$MP/cgroup.event_control" ]
 	[ -r "$MP/mempressure.level" ]
 	[ -r "$MP/mempressure.shrinker" ]
+	[ -r "$MP/mempressure.events" ]
 	mp_run cat "$MP/mempressure.level"
 	assert_output low
 	mp_run cat "$MP/mempressure.shrinker"
@@ -206,6 +207,32 @@ hog() {
 	mkdir "$MP/gone"
 	mp_run cat "$MP/gone/mempressure.shrinker"
 	assert_output ""
+}
+
+@test "v1: the shrinker of a removed memory cgroup moves up, and mempressure.events says so" {
+	local w
+	memcg mv1 64M
+	mkdir "$MEM/mv2" "$MP/mv"
+	# bound to mv1, the memory cgroup of the task that registers
+	mp_bg_registered "$BATS_TEST_TMPDIR/s" "$MP_IN_CG" "$MEM/mv1" "$MP/mv" \
+		-- mpvm v1-shrinker "$MP/mv" 4096 10 -t 60000 -k
+	mp_run cat "$MP/mv/mempressure.events"
+	assert_output "moved 0"
+	mpvm watch "$MP/mv/mempressure.events" -n 1 -t 10000 \
+		>"$BATS_TEST_TMPDIR/w" 2>&1 &
+	w=$!
+	mp_wait_line "$BATS_TEST_TMPDIR/w" '^watching' 50 ||
+		fail "watch did not start: $(cat "$BATS_TEST_TMPDIR/w")"
+	# the program moves to mv2 and mv1 is removed: mv1 goes offline
+	echo "${MP_PIDS[-1]}" >"$MEM/mv2/cgroup.procs"
+	rmdir "$MEM/mv1"
+	wait "$w" || fail "no event on mempressure.events: $(cat "$BATS_TEST_TMPDIR/w")"
+	mp_run cat "$BATS_TEST_TMPDIR/w"
+	assert_line "event moved 1"
+	# the registration stays, with its chunks
+	mp_run cat "$MP/mv/mempressure.shrinker"
+	assert_output "4096 10"
+	mp_stop_bg 9
 }
 
 @test "v1: bad event_control input gives an errno" {

@@ -33,6 +33,10 @@
  *	for MS milliseconds map STEP_KB KiB, write each page, unmap it;
  *	"alloc loops=L ms=T" and "waits sleeps=S" (voluntary context switches
  *	over the loop: the times it slept) at the end
+ *   mpvm [-u UID] watch FILE [opts]
+ *	a file that kernfs notifies (memory.events, mempressure.events): read
+ *	it, print "watching <first line>", then poll POLLPRI and print
+ *	"event <first line>" for each notification
  *   mpvm [-u UID] ec CGDIR EFD TARGET ARGS
  *	one event_control write with chosen fds; EFD is eventfd, pipe, closed,
  *	or a literal number; TARGET is a file name under CGDIR, closed, or a
@@ -499,6 +503,50 @@ static unsigned long long v2_read(int fd)
 	return strtoull(buf, NULL, 10);
 }
 
+/* the first line of @fd, read from offset 0, without its newline */
+static void read_line(int fd, char *buf, size_t size)
+{
+	ssize_t len = pread(fd, buf, size - 1, 0);
+
+	if (len < 0)
+		fail("pread");
+	buf[len] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+static int cmd_watch(int argc, char **argv)
+{
+	struct pollfd p = { .events = POLLPRI };
+	long events = 0, deadline = now_ms() + timeout_ms;
+	char buf[256];
+
+	if (argc < 2)
+		return 1;
+	p.fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+	if (p.fd < 0)
+		fail(argv[1]);
+	/* kernfs reports a change against the last read of this open file */
+	read_line(p.fd, buf, sizeof(buf));
+	printf("watching %s\n", buf);
+	while (!stopping && now_ms() < deadline &&
+	       !(max_events && events >= max_events)) {
+		long left = deadline - now_ms();
+		int r = poll(&p, 1, left > 200 ? 200 : left);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			fail("poll");
+		if (r == 0 || !(p.revents & POLLPRI))
+			continue;
+		read_line(p.fd, buf, sizeof(buf));
+		printf("event %s\n", buf);
+		events++;
+	}
+	close(p.fd);
+	return events ? 0 : 3;
+}
+
 static int cmd_v2_many(int argc, char **argv)
 {
 	long n, i, requests = 0, asked = 0, polls = 0, deadline;
@@ -717,7 +765,8 @@ static int cmd_shrinker_write(int argc, char **argv)
 static int usage(void)
 {
 	fprintf(stderr, "usage: mpvm [-u UID] evctl|v1-shrinker|v2-level|"
-			"v2-shrinker|v2-many|ec|write|shrinker-write ARGS... "
+			"v2-shrinker|v2-many|watch|ec|write|shrinker-write "
+			"ARGS... "
 			"(see mpvm.c)\n");
 	return 1;
 }
@@ -733,6 +782,7 @@ int main(int argc, char **argv)
 		{ "v2-level", cmd_v2_level },
 		{ "v2-shrinker", cmd_v2_shrinker },
 		{ "v2-many", cmd_v2_many },
+		{ "watch", cmd_watch },
 		{ "alloc", cmd_alloc },
 		{ "ec", cmd_ec },
 		{ "write", cmd_write },
