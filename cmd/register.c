@@ -193,6 +193,16 @@ static void describe(const struct mp_shrinker *sh)
 		  mp_shrinker_chunk_size(sh));
 }
 
+/* The kernel moved the shrinker: its memory cgroup went offline. */
+static void moved(const struct mp_shrinker *sh)
+{
+	const struct mp_cgroup *cg = mp_shrinker_cgroup(sh);
+
+	cmd_error("moved: the memory cgroup of the shrinker of '%s' went "
+		  "offline; it is asked for its parent's from now on",
+		  cg ? cg->path : "?");
+}
+
 static int print_request(const struct register_opts *o,
 			 const struct mp_shrinker *sh, uint64_t chunks,
 			 uint64_t seq)
@@ -252,7 +262,7 @@ static int monitor(const struct register_opts *o, struct mp_shrinker *sh,
 		   int sfd)
 {
 	struct mp_waiter w = { .sfd = sfd };
-	uint64_t seq = 0, chunks;
+	uint64_t seq = 0, chunks, moves = 0;
 	struct mp_err err;
 	int ret;
 
@@ -267,6 +277,11 @@ static int monitor(const struct register_opts *o, struct mp_shrinker *sh,
 		ret = mp_shrinker_read(sh, &chunks, &err);
 		if (ret < 0)
 			return cmd_fail(&err);
+		if (mp_shrinker_moves(sh) != moves) {
+			moves = mp_shrinker_moves(sh);
+			if (!o->quiet)
+				moved(sh);
+		}
 		if (!ret || !chunks)
 			continue;
 		if (print_request(o, sh, chunks, ++seq)) {

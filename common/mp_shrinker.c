@@ -43,6 +43,9 @@ struct mp_shrinker {
 	int epfd;		/* epoll around the request fds, POLLIN on a
 				 * request (v2: the file's POLLPRI) */
 	int ewfd;		/* kernel mode: early-warning requests */
+	int evfd;		/* kernel mode: mempressure.events, or -1 */
+	uint64_t moved_base;	/* its "moved" count at registration */
+	uint64_t moved;		/* and at the last read */
 	bool client;
 	bool close_fds;
 	bool have_cg;
@@ -81,7 +84,7 @@ static struct mp_shrinker *sh_new(void)
 
 	if (!sh)
 		return NULL;
-	sh->efd = sh->fd = sh->epfd = sh->ewfd = -1;
+	sh->efd = sh->fd = sh->epfd = sh->ewfd = sh->evfd = -1;
 	return sh;
 }
 
@@ -99,6 +102,52 @@ static int v2_epoll(struct mp_shrinker *sh, struct mp_err *err)
 
 	sh->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (sh->epfd < 0 || epoll_ctl(sh->epfd, EPOLL_CTL_ADD, sh->fd, &ev))
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
+	return 0;
+}
+
+/* mempressure.events' "moved" count, or 0 when it cannot be read */
+static uint64_t read_moved(int fd)
+{
+	char buf[128], *p;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (p = buf; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (!strncmp(p, "moved ", 6))
+			return strtoull(p + 6, NULL, 10);
+	}
+	return 0;
+}
+
+/*
+ * mempressure.events, where the kernel tells that the shrinker moved to an
+ * ancestor's memory cgroup because its own went offline: polled with the
+ * requests (EPOLLPRI). Optional: a series without the file has no moves
+ * to tell, and a file that cannot be opened leaves them untold.
+ */
+static int open_events(struct mp_shrinker *sh, struct mp_err *err)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	char path[PATH_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/mempressure.events", sh->cg.dir);
+	sh->evfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (sh->evfd < 0)
+		return 0;
+	/* the read also arms poll(): kernfs reports changes since it */
+	sh->moved_base = sh->moved = read_moved(sh->evfd);
+	if (sh->epfd < 0) {
+		/* v1: the kernel's eventfd and the file, behind one fd */
+		sh->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (sh->epfd < 0 ||
+		    epoll_ctl(sh->epfd, EPOLL_CTL_ADD, sh->efd, &ev))
+			return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
+	}
+	ev.events = EPOLLPRI;
+	if (epoll_ctl(sh->epfd, EPOLL_CTL_ADD, sh->evfd, &ev))
 		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
 	return 0;
 }
@@ -133,7 +182,9 @@ static int open_kernel(struct mp_shrinker *sh, const struct mp_target *t,
 				       errno,
 				       "cannot register chunk size %s on '%s'",
 				       cmd, path);
-		return v2_epoll(sh, err);
+		if (v2_epoll(sh, err))
+			return -1;
+		return open_events(sh, err);
 	}
 	sh->mode = MP_SHRINKER_KERNEL_V1;
 	sh->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -154,7 +205,7 @@ static int open_kernel(struct mp_shrinker *sh, const struct mp_target *t,
 			       path);
 	}
 	close(cfd);
-	return 0;
+	return open_events(sh, err);
 }
 
 /* ---- emulation ---- */
@@ -383,6 +434,13 @@ static int kernel_read(struct mp_shrinker *sh, uint64_t *chunks,
 	char buf[64];
 	ssize_t n;
 
+	if (sh->evfd >= 0) {
+		/* the count only grows; a read clears the file's POLLPRI */
+		uint64_t m = read_moved(sh->evfd);
+
+		if (m > sh->moved)
+			sh->moved = m;
+	}
 	if (sh->mode == MP_SHRINKER_KERNEL_V2) {
 		struct epoll_event ev;
 
@@ -536,6 +594,11 @@ uint64_t mp_shrinker_chunk_size(const struct mp_shrinker *sh)
 	return sh->chunk;
 }
 
+uint64_t mp_shrinker_moves(const struct mp_shrinker *sh)
+{
+	return sh->moved - sh->moved_base;
+}
+
 const struct mp_cgroup *mp_shrinker_cgroup(const struct mp_shrinker *sh)
 {
 	return sh->have_cg ? &sh->cg : NULL;
@@ -557,6 +620,7 @@ void mp_shrinker_close(struct mp_shrinker *sh)
 	/* the thread is gone before anything it uses is closed or freed */
 	mp_emulator_stop(sh->emu);
 	close_fd(&sh->epfd);
+	close_fd(&sh->evfd);
 	if (sh->close_fds) {
 		close_fd(&sh->ewfd);
 		close_fd(&sh->efd);

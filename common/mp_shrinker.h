@@ -133,6 +133,13 @@ enum mp_backend mp_shrinker_backend(const struct mp_shrinker *sh);
 uint64_t mp_shrinker_chunk_size(const struct mp_shrinker *sh);
 /* The cgroup it is registered for (NULL for a client from the env). */
 const struct mp_cgroup *mp_shrinker_cgroup(const struct mp_shrinker *sh);
+/*
+ * Kernel mode: how many times the kernel moved the shrinker to an
+ * ancestor's memory cgroup because its own went offline (mempressure.events,
+ * "moved"), as of the last mp_shrinker_read(); 0 otherwise. A move makes
+ * mp_shrinker_fd() readable, and mp_shrinker_read() then returns 0.
+ */
+uint64_t mp_shrinker_moves(const struct mp_shrinker *sh);
 /* "kernel-v1", "kernel-v2" or "emulated" */
 const char *mp_shrinker_mode_name(enum mp_shrinker_mode m);
 

@@ -388,6 +388,12 @@ high_events() {
 	d=$(mp_v2_parent off 256M max app)
 	mp_bg_mpvm "$BATS_TEST_TMPDIR/s" "$d/app" v2-shrinker "$d/app" \
 		1048576 64 -a -t 30000 -k
+	# and mpctl register's monitor, a second registration there
+	mpctl register -v -c "$d/app" --chunk 1M --chunks 4 -t 30s \
+		>"$BATS_TEST_TMPDIR/m" 2>&1 &
+	MP_PIDS+=($!)
+	mp_wait_line "$BATS_TEST_TMPDIR/m" 'registered: mode=kernel-v2' 100 ||
+		fail "mpctl register: $(cat "$BATS_TEST_TMPDIR/m")"
 	[ "$(cat "$d/app/mempressure.events")" = "moved 0" ] ||
 		fail "before the move: $(cat "$d/app/mempressure.events")"
 	# the program is told through mempressure.events, polled for POLLPRI
@@ -401,8 +407,13 @@ high_events() {
 	# kernel must move it to the parent, where app is charged from now on
 	echo -memory >"$d/cgroup.subtree_control"
 	wait "$w" || fail "no event on mempressure.events: $(cat "$BATS_TEST_TMPDIR/w")"
-	grep -qx 'event moved 1' "$BATS_TEST_TMPDIR/w" ||
+	grep -qE '^event moved [12]$' "$BATS_TEST_TMPDIR/w" ||
 		fail "the move was not told: $(cat "$BATS_TEST_TMPDIR/w")"
+	# both registrations moved, and the monitor says so
+	[ "$(cat "$d/app/mempressure.events")" = "moved 2" ] ||
+		fail "after the move: $(cat "$d/app/mempressure.events")"
+	mp_wait_line "$BATS_TEST_TMPDIR/m" '^mpctl register: moved: ' 50 ||
+		fail "the monitor did not tell: $(cat "$BATS_TEST_TMPDIR/m")"
 	[ ! -e "$d/app/memory.max" ] || fail "the memory controller is still on in app"
 	# the event came with the move: reclaim finds the registration there
 	echo 32M >"$d/memory.reclaim" || true
