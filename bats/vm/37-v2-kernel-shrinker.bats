@@ -346,10 +346,17 @@ high_events() {
 		"$doc" >&2 || fail "a strategy did not run: $(jq -c \
 		'[.scenarios[] | {name, status, reason}]' "$doc")"
 	# the workload outgrows the limit: a cache that never gives memory
-	# back, without swap, is OOM-killed in every run
-	jq -e '.scenarios[] | select(.name == "strategy-none") |
-		.metrics.oom_kills.min >= 1' "$doc" >&2 ||
+	# back, without swap, is OOM-killed in every run. Not on the debug
+	# kernels (KASAN, lockdep): a strategy run lasts 1 s, in which they
+	# do not fill the 128M limit (2026-12-07: 20 to 26 MiB on average,
+	# 6.12 and 6.1), so nothing needs memory back and the table
+	# compares nothing
+	if ! jq -e '.scenarios[] | select(.name == "strategy-none") |
+		.metrics.oom_kills.min >= 1' "$doc" >&2; then
+		! mp_debug_kernel ||
+			skip "the debug kernel did not fill the limit in the 1 s runs"
 		fail "strategy-none survived: the workload does not need memory back"
+	fi
 	# kernel-lazyfree may never be asked: reclaim takes its MADV_FREE
 	# chunks by itself, which is the point of it
 	for s in kernel kernel-lazyfree kernel-munmap; do

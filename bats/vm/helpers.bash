@@ -236,6 +236,13 @@ if [ -w /dev/kmsg ] && [ -n "${BATS_TEST_NAME:-}" ]; then
 		>/dev/kmsg 2>/dev/null || true
 fi
 
+# mp_debug_kernel: the kernel under test is the debug flavour (KASAN,
+# lockdep: several times slower), so a workload that must reach its limit
+# within a fixed time gets more of it
+mp_debug_kernel() {
+	zcat /proc/config.gz 2>/dev/null | grep -q '^CONFIG_KASAN=y'
+}
+
 # mp_field NAME TEXT...: the value after NAME= in mpvm's output ("alloc
 # loops=L ms=T", "waits sleeps=S"), the first one
 mp_field() {
