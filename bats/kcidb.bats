@@ -35,11 +35,6 @@ pool_r_base() {
 	assert_success
 }
 
-# the patch series' hash as the schema defines it (patchset_hash)
-series_hash() {
-	(cd "$ROOT/kernel-patch/$1" && sha256sum ./*.patch | cut -c-64 |
-		sha256sum | cut -c-64)
-}
 
 @test "kcidb: a recorded VM report as a valid document, a test per scenario and per metric" {
 	local k=$BATS_TEST_TMPDIR/k.json r=$BATS_TEST_TMPDIR/r.json
@@ -221,7 +216,7 @@ compare_kcidb() {
 
 @test "kcidb: --kcidb-set: origin, the series as patchset_hash, a stock kernel, another system's build; bad values are one line and 64" {
 	local d=$BATS_TEST_TMPDIR r=$FIX/report-vm612-1.json h
-	h=$(series_hash 6.12)
+	h=$("$ROOT/kernel-patch/scripts/series-hash.sh" "$ROOT/kernel-patch/6.12")
 	[[ $h =~ ^[0-9a-f]{64}$ ]]
 	mpctl report -q --input "$r" --kcidb "$d/p.json" --kcidb-set origin=lab_x \
 		--kcidb-set "patchset_hash=$h" --kcidb-set tree_name=stable \
