@@ -292,3 +292,69 @@ compare_kcidb() {
 			.number.value == $r[0].scenarios[0].metrics.reclaim_requests.median] ==
 			[true])'
 }
+
+@test "kcidb: contrib/kernelci: the DUT script's test cases are the KCIDB tests; the host script makes the document from the console log" {
+	local d=$BATS_TEST_TMPDIR k=$ROOT/contrib/kernelci
+	mkdir -p "$d/bin"
+	# LAVA's lava-test-case, as a line; mpctl converting a recorded VM
+	# report instead of running the suite
+	printf '#!/bin/sh\necho "<LAVA_SIGNAL_TESTCASE $*>"\n' >"$d/bin/lava-test-case"
+	printf '#!/bin/sh\nexec "%s" "$@" --input "%s"\n' "$MPCTL_BIN" \
+		"$FIX/report-vm612-1.json" >"$d/bin/mpctl"
+	chmod +x "$d/bin/lava-test-case" "$d/bin/mpctl"
+	PATH=$d/bin:$PATH OUT=$d/dut run "$k/mpctl-report-dut.sh" -d 3s
+	mp_trace "mpctl-report-dut.sh"
+	assert_success
+	echo "$output" >"$d/console"
+	kcidb_validate "$d/dut/kcidb.json"
+	assert_success
+	# a case per KCIDB test, its result and measurement, and the run's
+	jq -r '.tests[] | "<LAVA_SIGNAL_TESTCASE \(.path) --result " +
+		({"DONE": "pass", "SKIP": "skip"}[.status]) +
+		(if .number then " --measurement \(.number.value) --units " +
+			(.number.unit // .misc.unit // "1") else "" end) + ">"' \
+		"$d/dut/kcidb.json" >"$d/want"
+	echo "<LAVA_SIGNAL_TESTCASE mpctl-report --result pass>" >>"$d/want"
+	grep '^<LAVA_SIGNAL' "$d/console" >"$d/got"
+	diff "$d/want" "$d/got"
+	# the console as a lab logs it (timestamps before every line); the
+	# host's document is the one a conversion of the report gives
+	sed 's/^/[  123.456789] /' "$d/console" >"$d/console.log"
+	run "$k/kcidb-from-log.sh" -m "$MPCTL_BIN" "$d/console.log" "$d/host"
+	mp_trace "kcidb-from-log.sh"
+	assert_success
+	mpctl report -q --input "$FIX/report-vm612-1.json" --kcidb "$d/direct.json"
+	assert_success
+	diff <(jq -S . "$d/direct.json") <(jq -S . "$d/host/kcidb.json")
+	# with a base: the comparison, the lab's fields
+	run "$k/kcidb-from-log.sh" -m "$MPCTL_BIN" -b "$FIX/report-vm612-2.json" \
+		"$d/console.log" "$d/cmp" --kcidb-set origin=mylab \
+		--kcidb-set build_id=maestro:42 --allow-unsure
+	mp_trace "kcidb-from-log.sh -b"
+	[ "$status" -le 1 ]
+	kcidb_validate "$d/cmp/kcidb.json"
+	assert_success
+	jq -e '(has("builds") | not) and
+		(.tests | all(.build_id == "maestro:42" and .origin == "mylab")) and
+		([.tests[].status] | index("PASS") != null)' "$d/cmp/kcidb.json"
+	# a log without a report
+	echo "Kernel panic" >"$d/empty.log"
+	run "$k/kcidb-from-log.sh" -m "$MPCTL_BIN" "$d/empty.log" "$d/none"
+	[ "$status" -eq 66 ]
+	assert_output --partial "no MPCTL-REPORT lines"
+}
+
+@test "kcidb: contrib/kernelci/mpctl-report.yaml is a LAVA test definition that runs the DUT script" {
+	/usr/bin/python3 -c 'import yaml' 2>/dev/null || skip "no python3-yaml"
+	/usr/bin/python3 - "$ROOT/contrib/kernelci/mpctl-report.yaml" <<'PY'
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+assert d["metadata"]["format"] == "Lava-Test Test Definition 1.0", d["metadata"]
+assert d["metadata"]["name"] == "mpctl-report"
+steps = "\n".join(d["run"]["steps"])
+assert "./contrib/kernelci/mpctl-report-dut.sh" in steps, steps
+for p in d["params"]:
+    assert "${%s}" % p in steps, p
+PY
+	[ -x "$ROOT/contrib/kernelci/mpctl-report-dut.sh" ]
+}
