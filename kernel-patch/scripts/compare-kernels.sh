@@ -128,7 +128,8 @@
 # when a VM or a report failed, 3 when a control boot was flagged, 4 when
 # a demo kernel was not flagged.
 #
-# Environment: VMTEST_TIMEOUT (seconds per boot, default 1800),
+# Environment: MPCTL_PATCHSET_HASH (NEW's series in DIR/kcidb.json, for
+# compare-stock.sh), VMTEST_TIMEOUT (seconds per boot, default 1800),
 # VMTEST_MEM, VMTEST_SMP, VMTEST_ACCEL (tcg mode): see qemu-cmd.sh.
 set -euo pipefail
 
@@ -667,10 +668,15 @@ compare_with "$btag" "$ntag" compare || rc=$?
 cat "$out/compare.txt"
 # the comparison for KernelCI (mpctl-report(1), KCIDB OUTPUT): NEW's
 # measurements with the verdicts as statuses and NEW's series as
-# patchset_hash (unknown for -k's kernel), checked against the schema
+# patchset_hash (MPCTL_PATCHSET_HASH when set, e.g. empty for a stock
+# kernel; unknown for -k's kernel otherwise), checked against the schema
 kset=()
-[ -n "$new_image" ] || kset=(--kcidb-set "patchset_hash=$("$here/series-hash.sh" \
-	"${new_series:-$top/kernel-patch/$new}")")
+if [ -n "${MPCTL_PATCHSET_HASH+set}" ]; then
+	kset=(--kcidb-set "patchset_hash=$MPCTL_PATCHSET_HASH")
+elif [ -z "$new_image" ]; then
+	kset=(--kcidb-set "patchset_hash=$("$here/series-hash.sh" \
+		"${new_series:-$top/kernel-patch/$new}")")
+fi
 "$mpctl" report --compare -q "${cmp_args[@]}" --kcidb "$out/kcidb.json" \
 	"${kset[@]}" "$out/report-$btag.json" "$out/report-$ntag.json" || true
 [ ! -x /usr/bin/jsonschema ] || /usr/bin/jsonschema -i "$out/kcidb.json" \
