@@ -524,7 +524,12 @@ static int scenario_tests(struct kcidb_ctx *c, const json_t *sc)
 	return 0;
 }
 
-/* what every test ran on: the report's system */
+/* what every test ran on: these of the report's system, and its backends */
+static const char *const env_keys[] = {
+	"nr_cpus",     "mem_total_bytes", "swap_total_bytes",
+	"cgroup_mode", "default_backend",
+};
+
 static json_t *environment(const json_t *report)
 {
 	const json_t *sys = json_object_get(report, "system"), *b;
@@ -562,15 +567,9 @@ static json_t *environment(const json_t *report)
 				"?"));
 	json_object_set(misc, "mpctl_version",
 			json_object_get(report, "mpctl_version"));
-	json_object_set(misc, "nr_cpus", json_object_get(sys, "nr_cpus"));
-	json_object_set(misc, "mem_total_bytes",
-			json_object_get(sys, "mem_total_bytes"));
-	json_object_set(misc, "swap_total_bytes",
-			json_object_get(sys, "swap_total_bytes"));
-	json_object_set(misc, "cgroup_mode",
-			json_object_get(sys, "cgroup_mode"));
-	json_object_set(misc, "default_backend",
-			json_object_get(sys, "default_backend"));
+	for (i = 0; i < sizeof(env_keys) / sizeof(env_keys[0]); i++)
+		json_object_set(misc, env_keys[i],
+				json_object_get(sys, env_keys[i]));
 	json_object_set_new(misc, "backends", backends);
 	json_object_set_new(env, "misc", no_nulls(misc));
 	json_decref(misc);
