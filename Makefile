@@ -18,7 +18,9 @@
 #   make compare-kernels, make regression-demo, make compare-matrix,
 #   make compare-v2pure (cgroup2 alone, stock for memcg),
 #   make compare-scenarios (the kernel-shrinker ones, MGLRU on, off),
-#   make compare-noise (the det mode's noise profile, by hand): see
+#   make compare-noise (the det mode's noise profile, by hand),
+#   make compare-stock STOCK="6.1 6.12" (Debian's kernels without the
+#                     series, or two point releases, by hand): see
 #                     kernel-patch/README-harness.md
 
 VERSION := 0.1.0
@@ -235,6 +237,13 @@ compare-scenarios: all static
 # step); about 25 min on 2 cores after the builds
 NOISE_ARGS := -M det -d 2s -r 3 -g y -V -L kernel-shrinker \
 	-L kernel-shrinker-noswap
+# by hand: the kernels users run, stock (no series) or a Debian point
+# release, under the interfaces a stock kernel has (compare-stock.sh),
+# e.g. STOCK="6.12=6.12.113-1~deb12u1 6.12" for an update of 6.12
+STOCK ?= 6.1 6.12
+compare-stock: all static
+	kernel-patch/scripts/compare-stock.sh -o $(O)/compare-stock $(STOCK)
+
 compare-noise: all static
 	@for k in 6.1 6.12; do \
 		kernel-patch/scripts/compare-kernels.sh -j 2 -e 1000 -b 3 \
@@ -298,4 +307,4 @@ clean:
 -include $(OBJS:.o=.d) $(PROGS:$(O)/%=$(O)/obj/stress/%.d) \
 	$(O)/obj/bats/fuzz/parse.d $(O)/obj/bats/notify-recv.d
 
-.PHONY: asan deps-host format check-format compare-kernels regression-demo compare-matrix compare-noise compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean
+.PHONY: asan deps-host format check-format compare-kernels regression-demo compare-matrix compare-noise compare-stock compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean

@@ -16,6 +16,7 @@
 
 #include "cmd.h"
 #include "mp_json.h"
+#include "mp_kcidb.h"
 #include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_report.h"
@@ -31,6 +32,8 @@ struct report_opts {
 	const char *input;
 	const char *svg;
 	const char *html;
+	const char *kcidb; /* --kcidb FILE */
+	struct mp_kcidb_opts kcidb_opts;
 	struct report_suite_cfg suite;
 	bool compare;
 	bool list;
@@ -58,6 +61,8 @@ enum {
 	OPT_ALLOW_UNSURE,
 	OPT_FORCE,
 	OPT_NOISE,
+	OPT_KCIDB,
+	OPT_KCIDB_SET,
 };
 
 /* clang-format off */
@@ -105,6 +110,13 @@ static const struct argp_option options[] = {
 	  "write an HTML page with the tables and the SVG to FILE", 0 },
 	{ "input", 'i', "FILE", 0,
 	  "use a recorded report instead of running the suite", 0 },
+	{ "kcidb", OPT_KCIDB, "FILE", 0,
+	  "write the report (with --compare: NEW and its verdicts) as a "
+	  "KCIDB v5.3 document to FILE, for kcidb-submit", 0 },
+	{ "kcidb-set", OPT_KCIDB_SET, "KEY=VALUE", 0,
+	  "with --kcidb: a field the report does not know (origin, "
+	  "patchset_hash, tree_name, build_id, ...; repeatable; see "
+	  "mpctl-report(1))", 0 },
 	{ "quiet", 'q', NULL, 0,
 	  "print nothing but errors (no tables, progress or JSON on stdout; "
 	  "the files are still written)", 0 },
@@ -197,6 +209,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'i':
 		o->input = cmd_arg_str(state, key, arg);
 		break;
+	case OPT_KCIDB:
+		o->kcidb = cmd_arg_str(state, key, arg);
+		break;
+	case OPT_KCIDB_SET: {
+		struct mp_err err;
+
+		if (mp_kcidb_set_check(arg, &err))
+			cmd_argerr(state, "invalid --kcidb-set %s", err.msg);
+		if (o->kcidb_opts.nr_set == MP_KCIDB_MAX_SET)
+			cmd_argerr(state, "too many --kcidb-set options");
+		o->kcidb_opts.set[o->kcidb_opts.nr_set++] = arg;
+		break;
+	}
 	case 'q':
 		o->quiet = true;
 		break;
@@ -216,6 +241,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				   cfg->nr_scenarios))
 			cmd_argerr(state, "--compare takes no --svg, --html, "
 					  "--input, --output or --scenario");
+		if (o->kcidb_opts.nr_set && !o->kcidb)
+			cmd_argerr(state, "--kcidb-set goes with --kcidb");
 		if (!o->compare && (o->threshold >= 0 || o->alpha > 0 ||
 				    o->allow_unsure || o->force || o->noise))
 			cmd_argerr(state, "--threshold, --alpha, --noise, "
@@ -678,6 +705,27 @@ static void files_abort(struct report_file *files, int n)
 			mp_output_abort(&files[i].out);
 }
 
+/*
+ * --kcidb: the report (NEW, with its comparison) as a KCIDB document, into
+ * its file, opened before
+ */
+static int kcidb_write(struct report_file *rf, const struct report_opts *o,
+		       const json_t *doc, const json_t *cmp)
+{
+	struct mp_err err;
+	json_t *kc;
+	int ret;
+
+	kc = mp_kcidb_doc(doc, cmp, &o->kcidb_opts, &err);
+	if (!kc) {
+		files_abort(rf, 1);
+		return cmd_fail(&err);
+	}
+	ret = file_write(rf, kc, o->pretty);
+	json_decref(kc);
+	return ret;
+}
+
 /* Fill metrics a recorded report lacks (e.g. one written by hand). */
 static void summarize_all(json_t *doc)
 {
@@ -750,6 +798,31 @@ static int compare_status(const struct report_opts *o, const json_t *cmp)
 		       MP_EXIT_OK;
 }
 
+/*
+ * --compare --kcidb: NEW and its verdicts, written whatever the verdict;
+ * the comparison's exit status unless it is 0 and the file fails
+ */
+static int compare_kcidb(const struct report_opts *o, const json_t *cur,
+			 const json_t *cmp, int status)
+{
+	struct report_file *rf;
+	int ret;
+
+	if (!o->kcidb)
+		return status;
+	rf = calloc(1, sizeof(*rf));
+	if (!rf) {
+		cmd_error("KCIDB document: %s", strerror(ENOMEM));
+		return status ? status : MP_EXIT_FAILURE;
+	}
+	rf->path = o->kcidb;
+	ret = files_open(rf, 1);
+	if (!ret)
+		ret = kcidb_write(rf, o, cur, cmp);
+	free(rf);
+	return status ? status : ret;
+}
+
 static int do_compare(const struct report_opts *o)
 {
 	struct mp_compare_opts copts = {
@@ -789,7 +862,7 @@ static int do_compare(const struct report_opts *o)
 		mp_json_emit(stdout, cmp, o->pretty);
 	else if (!o->quiet)
 		print_compare(cmp);
-	ret = compare_status(o, cmp);
+	ret = compare_kcidb(o, cur, cmp, compare_status(o, cmp));
 	goto out;
 fail:
 	ret = cmd_fail(&err);
@@ -851,7 +924,7 @@ static json_t *load_input(const char *path, struct mp_err *err)
 
 /*
  * The report's run into its files: every output is checked before
- * anything runs. The files are on the heap (three struct mp_output)
+ * anything runs. The files are on the heap (four struct mp_output)
  */
 static int report_run(struct report_opts *o)
 {
@@ -866,7 +939,7 @@ static int report_run(struct report_opts *o)
 	json_t *doc;
 	int ret, sig, i;
 
-	files = calloc(3, sizeof(*files));
+	files = calloc(4, sizeof(*files));
 	if (!files) {
 		mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "report");
 		return cmd_fail(&err);
@@ -874,9 +947,10 @@ static int report_run(struct report_opts *o)
 	files[0].path = o->output;
 	files[1].path = o->svg;
 	files[2].path = o->html;
+	files[3].path = o->kcidb;
 	for (i = 0; i < 3; i++)
 		files[i].fn = fns[i];
-	ret = files_open(files, 3);
+	ret = files_open(files, 4);
 	if (ret)
 		goto out;
 	if (o->input)
@@ -884,7 +958,7 @@ static int report_run(struct report_opts *o)
 	else
 		doc = report_suite_run(&o->suite, &failed, &err);
 	if (!doc) {
-		files_abort(files, 3);
+		files_abort(files, 4);
 		ret = cmd_fail(&err);
 		goto out;
 	}
@@ -893,6 +967,10 @@ static int report_run(struct report_opts *o)
 		cmd_error("interrupted by SIG%s: the report is incomplete",
 			  sigabbrev_np(sig));
 	ret = files_write(files, 3, doc, o->pretty);
+	if (ret)
+		files_abort(files + 3, 1);
+	else if (o->kcidb)
+		ret = kcidb_write(files + 3, o, doc, NULL);
 	if (!ret) {
 		if (o->json && !o->output && !o->quiet)
 			ret = mp_json_emit(stdout, doc, o->pretty) ?

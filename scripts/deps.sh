@@ -7,7 +7,7 @@
 set -euo pipefail
 
 host=(build-essential pkg-config libjansson-dev zlib1g-dev bats bats-assert bats-support
-      stress-ng jq mandoc util-linux librsvg2-bin procps clang-format)
+      stress-ng jq mandoc util-linux librsvg2-bin procps clang-format python3-jsonschema)
 vm=(qemu-system-x86 linux-source-6.12 linux-source-6.1 busybox-static
     bash-static flex bison bc libelf-dev libssl-dev cpio xz-utils gzip
     rsync kmod)

@@ -10,7 +10,12 @@
 #   DEBUG  1 merges kernel-patch/config/debug.config too (lockdep, KASAN...)
 #
 # KPATCH_SERIES_DIR=DIR takes the series from DIR instead (trying out a
-# series before it is committed).
+# series before it is committed; a directory without patches builds the
+# stock kernel). KPATCH_SOURCE=TARBALL unpacks another linux-source
+# tarball (a Debian point release, debian-source.sh), and
+# KPATCH_BUILD_NAME=NAME builds in build/linux-NAME instead, so that a
+# stock or an older kernel does not replace the series' tree (compare-
+# stock.sh).
 #
 # The series kernel-patch/$KVER/0*.patch (all but the cover letter) is
 # applied with patch -p1; a series that does not apply fails the build.
@@ -20,7 +25,7 @@
 # directory; a stamp keyed on the tarball, the series, the fragments and
 # the compiler skips the build entirely when nothing changed.
 #
-# Output: build/linux-$KVER/bzImage-{plain,debug}
+# Output: build/linux-$KVER/bzImage-{plain,debug} (build/linux-NAME/...)
 set -euo pipefail
 
 kver=${1:?usage: build-kernel.sh KVER [DEBUG]}
@@ -30,11 +35,11 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 cfgdir=$top/kernel-patch/config
 series_dir=${KPATCH_SERIES_DIR:-$top/kernel-patch/$kver}
-tarball=/usr/src/linux-source-$kver.tar.xz
+tarball=${KPATCH_SOURCE:-/usr/src/linux-source-$kver.tar.xz}
 # resolved: build/linux-$kver may be a link into a cache shared by clones
 # (scripts/check.sh), and kbuild's out-of-tree files hold absolute paths
 mkdir -p "$top/build"
-bdir=$(realpath -m "$top/build/linux-$kver")
+bdir=$(realpath -m "$top/build/linux-${KPATCH_BUILD_NAME:-$kver}")
 src=$bdir/src
 
 if [ "$debug" = 1 ]; then
@@ -53,6 +58,8 @@ die() { msg "$*"; exit 1; }
 hash_files() { cat "$@" | sha256sum | cut -d' ' -f1; }
 
 # --- the source tarball ------------------------------------------------------
+[ -z "${KPATCH_SOURCE:-}" ] || [ -f "$tarball" ] ||
+	die "KPATCH_SOURCE '$tarball': no such file"
 if [ ! -f "$tarball" ]; then
 	pkg=linux-source-$kver
 	msg "'$tarball' missing, installing $pkg"

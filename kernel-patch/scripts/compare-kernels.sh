@@ -119,7 +119,8 @@
 # new kernel's into DIR/report-<new>-pooled.json when -n > 1.
 #
 # Output: DIR/report-<tag>.json for each boot, DIR/compare.txt and
-# DIR/compare.json, DIR/control-<i>.txt/.json, DIR/ncontrol-<i>.txt/.json
+# DIR/compare.json, DIR/kcidb.json (the comparison as a KCIDB document,
+# validated), DIR/control-<i>.txt/.json, DIR/ncontrol-<i>.txt/.json
 # (-E), DIR/demo-<name>.txt/.json, DIR/times.log (wall time of each boot),
 # DIR/bzImage-base and bzImage-new (the kernels booted: copies, taken under
 # the build lock). Exit status: that of "mpctl report --compare" of base
@@ -127,7 +128,8 @@
 # when a VM or a report failed, 3 when a control boot was flagged, 4 when
 # a demo kernel was not flagged.
 #
-# Environment: VMTEST_TIMEOUT (seconds per boot, default 1800),
+# Environment: MPCTL_PATCHSET_HASH (NEW's series in DIR/kcidb.json, for
+# compare-stock.sh), VMTEST_TIMEOUT (seconds per boot, default 1800),
 # VMTEST_MEM, VMTEST_SMP, VMTEST_ACCEL (tcg mode): see qemu-cmd.sh.
 set -euo pipefail
 
@@ -664,6 +666,21 @@ fi
 rc=0
 compare_with "$btag" "$ntag" compare || rc=$?
 cat "$out/compare.txt"
+# the comparison for KernelCI (mpctl-report(1), KCIDB OUTPUT): NEW's
+# measurements with the verdicts as statuses and NEW's series as
+# patchset_hash (MPCTL_PATCHSET_HASH when set, e.g. empty for a stock
+# kernel; unknown for -k's kernel otherwise), checked against the schema
+kset=()
+if [ -n "${MPCTL_PATCHSET_HASH+set}" ]; then
+	kset=(--kcidb-set "patchset_hash=$MPCTL_PATCHSET_HASH")
+elif [ -z "$new_image" ]; then
+	kset=(--kcidb-set "patchset_hash=$("$here/series-hash.sh" \
+		"${new_series:-$top/kernel-patch/$new}")")
+fi
+"$mpctl" report --compare -q "${cmp_args[@]}" --kcidb "$out/kcidb.json" \
+	"${kset[@]}" "$out/report-$btag.json" "$out/report-$ntag.json" || true
+[ ! -x /usr/bin/jsonschema ] || /usr/bin/jsonschema -i "$out/kcidb.json" \
+	"$top/schema/kcidb/schema-v5.3.json" || die "'$out/kcidb.json' is not KCIDB 5.3"
 case $rc in
 0) msg "no regression from $btag to $ntag" ;;
 1) msg "REGRESSION from $btag to $ntag (see '$out/compare.txt')" ;;
