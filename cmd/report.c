@@ -235,9 +235,11 @@ static const struct argp report_argp = {
 	"Run the standard suite and write one report, or compare two "
 	"reports.\v"
 	"Exit status: 0 success (--compare: no regression); 1 failure, a "
-	"scenario failed, or --compare found a regression; 64 usage error; "
+	"scenario failed, or --compare found a regression (whatever else "
+	"holds); 64 usage error; "
 	"65 --compare: a report is incomplete, has a failed or missing "
-	"scenario, no scenario that ran or no metrics; "
+	"scenario, no scenario that ran or no metrics, or too few runs for "
+	"a verdict; "
 	"69 no such kernel interface; 77 permission denied; 129, 130, 143 "
 	"stopped by SIGHUP, SIGINT, SIGTERM (the document is still written, "
 	"marked incomplete). "
@@ -719,35 +721,38 @@ static const char *names(const json_t *arr, char *buf, size_t len)
 }
 
 /*
- * A gate that can fail: data BASE has and NEW lacks, and verdicts the
- * runs are too few to reach, are errors (65) before any regression (1)
+ * A gate that can fail. A regression is 1 whatever else holds: a CI that
+ * reruns on 65 must not lose it. Below it, data BASE has and NEW lacks,
+ * and verdicts the runs are too few to reach, are errors (65); each is
+ * still said on stderr when a regression decides the status
  */
 static int compare_status(const struct report_opts *o, const json_t *cmp)
 {
 	const json_t *ms = json_object_get(cmp, "missing_scenarios");
 	const json_t *mm = json_object_get(cmp, "missing_metrics");
 	json_int_t unsure = json_integer_value(json_object_get(cmp, "unsure"));
+	int ret = MP_EXIT_OK;
 	char buf[400];
 
 	if (!o->allow_empty && json_array_size(ms)) {
 		cmd_error("'%s' lacks scenarios that ran in '%s': %s",
 			  o->args[1], o->args[0], names(ms, buf, sizeof(buf)));
-		return MP_EXIT_DATAERR;
+		ret = MP_EXIT_DATAERR;
 	}
 	if (!o->allow_empty && json_array_size(mm)) {
 		cmd_error("'%s' lacks metrics of '%s': %s", o->args[1],
 			  o->args[0], names(mm, buf, sizeof(buf)));
-		return MP_EXIT_DATAERR;
+		ret = MP_EXIT_DATAERR;
 	}
 	if (!o->allow_unsure && unsure) {
 		cmd_error("too few runs for a verdict on %lld metric(s): more "
 			  "--repeat, or --allow-unsure",
 			  (long long)unsure);
-		return MP_EXIT_DATAERR;
+		ret = MP_EXIT_DATAERR;
 	}
-	return json_integer_value(json_object_get(cmp, "regressions")) ?
-		       MP_EXIT_FAILURE :
-		       MP_EXIT_OK;
+	if (json_integer_value(json_object_get(cmp, "regressions")))
+		ret = MP_EXIT_FAILURE;
+	return ret;
 }
 
 static int do_compare(const struct report_opts *o)
