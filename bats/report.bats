@@ -468,6 +468,32 @@ synth() {
 				 else {} end)]}]}'
 }
 
+@test "report --compare: 20,000 runs a side in bounded memory, as the plain definitions give" {
+	# the Hodges-Lehmann shift and the minimum detectable effect select
+	# among the nx * ny differences without storing them: against the
+	# plain definitions (all stored, sorted) on random samples
+	run "$ROOT/build/rank-check" 2000
+	assert_success
+	cd "$BATS_TEST_TMPDIR"
+	big() {
+		jq -n --argjson d "$1" '{
+			schema: {name: "mpctl-report", version: 1},
+			scenarios: [{name: "s", status: "ok",
+				runs: [range(20000) |
+					{chunks_freed: (700 + (. * 7919 % 101) + $d)}]}]}'
+	}
+	big 0 > base.json
+	big -150 > worse.json
+	# every difference stored would be 20000^2 doubles, 3.2 GB: refused
+	# by the address-space limit, or minutes of sorting
+	run bash -c 'ulimit -v 1000000 && exec "$0" report --compare --json "$@"' \
+		"$MPCTL_BIN" --threshold 2 base.json worse.json
+	[ "$status" -eq 1 ]
+	echo "$output" | jq -e '.rows[0] | .metric == "chunks_freed" and
+		.samples == [20000, 20000] and .shift == -150 and
+		.verdict == "worse" and (.mde | type == "number")'
+}
+
 @test "report --compare: rank test, boot interval, minimum detectable effect" {
 	cd "$BATS_TEST_TMPDIR"
 	# three boots of three runs; one boot of three runs, 10% fewer
