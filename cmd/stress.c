@@ -646,6 +646,8 @@ static json_t *result_json(const struct stress_run_cfg *o,
 		(json_int_t)(r->swap_peak - r->swap_start)));
 	bad |= json_object_set_new(doc, "oom_kills",
 			    json_integer((json_int_t)r->oom_kills));
+	bad |= json_object_set_new(doc, "teardown_oom_kills",
+			    json_integer((json_int_t)r->teardown_oom_kills));
 	if (o->hog)
 		bad |= json_object_set_new(doc, "hog", json_pack(
 			"{s:o, s:o, s:o, s:I, s:o}",
@@ -839,6 +841,12 @@ static int stress(struct stress_opts *so)
 		ret = MP_EXIT_FAILURE;
 	} else if (w < 0) {
 		cmd_write_error(errno);
+		ret = MP_EXIT_FAILURE;
+	} else if (!strcmp(f->res.reason, "engine_unresponsive")) {
+		cmd_error("the engine did not stop within %llu s of the "
+			  "run's end and was killed: the run failed",
+			  (unsigned long long)(STRESS_ENGINE_GRACE_NS /
+					       1000000000ULL));
 		ret = MP_EXIT_FAILURE;
 	} else if (s->error[0] || !strcmp(f->res.reason, "engine_killed") ||
 		   !strcmp(f->res.reason, "engine_failed") ||

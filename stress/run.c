@@ -516,11 +516,12 @@ static void reap(struct run *r)
 	mp_child_reap(&r->cotenant);
 }
 
-static void stop_engine(struct run *r)
+/* 1 when the engine did not end within the grace and was SIGKILLed */
+static int stop_engine(struct run *r)
 {
 	if (r->shm)
 		__atomic_store_n(&r->shm->stop, 1, __ATOMIC_RELAXED);
-	mp_child_stop(&r->engine, 0, 5000000000ULL);
+	return mp_child_stop(&r->engine, 0, STRESS_ENGINE_GRACE_NS);
 }
 
 /* after stop_engine(): shm->stop tells it too */
@@ -655,10 +656,20 @@ static void finish(struct run *r)
 {
 	struct stress_result *res = r->res;
 	const struct mp_cgroup *cg = r->c.cg;
-	uint64_t v = 0;
+	uint64_t v = 0, oom_end = 0;
 
+	/*
+	 * The OOM kills are the run's up to its end, read before anything
+	 * is torn down: a kill while the engine stops is the teardown's,
+	 * counted apart (the engine answers its last allocations before it
+	 * stops answering, so there should be none)
+	 */
+	if (cg && !mp_cg_oom_kills(r->c.engine_cg, &v))
+		res->oom_kills = v > r->oom_base ? v - r->oom_base : 0;
+	oom_end = v;
 	/* stop the engine, the co-tenant, then the hog; wait for them */
-	stop_engine(r);
+	if (stop_engine(r) > 0)
+		res->reason = "engine_unresponsive";
 	res->cotenant_killed = r->cotenant.pid > 0 && r->cotenant.exited &&
 			       WIFSIGNALED(r->cotenant.status);
 	stop_cotenant(r);
@@ -674,8 +685,9 @@ static void finish(struct run *r)
 	    v > res->peak)
 		res->peak = v;
 	v = 0;
-	if (cg && !mp_cg_oom_kills(r->c.engine_cg, &v))
-		res->oom_kills = v > r->oom_base ? v - r->oom_base : 0;
+	if (cg && !mp_cg_oom_kills(r->c.engine_cg, &v) && v > oom_end &&
+	    oom_end >= r->oom_base)
+		res->teardown_oom_kills = v - oom_end;
 	if (r->hog.c.pid > 0)
 		hog_results(r);
 	mp_meminfo(NULL, NULL, &res->swap_end);
