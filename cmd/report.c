@@ -730,6 +730,7 @@ static int compare_status(const struct report_opts *o, const json_t *cmp)
 {
 	const json_t *ms = json_object_get(cmp, "missing_scenarios");
 	const json_t *mm = json_object_get(cmp, "missing_metrics");
+	const json_t *uu = json_object_get(cmp, "unusable_metrics");
 	json_int_t unsure = json_integer_value(json_object_get(cmp, "unsure"));
 	int ret = MP_EXIT_OK;
 	char buf[400];
@@ -744,6 +745,11 @@ static int compare_status(const struct report_opts *o, const json_t *cmp)
 			  o->args[0], names(mm, buf, sizeof(buf)));
 		ret = MP_EXIT_DATAERR;
 	}
+	if (json_array_size(uu)) {
+		cmd_error("no samples to judge in metrics of both: %s",
+			  names(uu, buf, sizeof(buf)));
+		ret = MP_EXIT_DATAERR;
+	}
 	if (!o->allow_unsure && unsure) {
 		cmd_error("too few runs for a verdict on %lld metric(s): more "
 			  "--repeat, or --allow-unsure",
@@ -753,6 +759,33 @@ static int compare_status(const struct report_opts *o, const json_t *cmp)
 	if (json_integer_value(json_object_get(cmp, "regressions")))
 		ret = MP_EXIT_FAILURE;
 	return ret;
+}
+
+/*
+ * Every scenario a noise profile names is one of the suite's, maybe with
+ * a variant after '@' (compare-kernels.sh -L), or one of BASE's: a name
+ * misspelt would else leave its rows without the profile, unsaid
+ */
+static int noise_names(const json_t *noise, const json_t *base,
+		       const char *what, struct mp_err *err)
+{
+	const char *scenario, *name;
+	json_t *v;
+	size_t i, len;
+
+	json_object_foreach(json_object_get(noise, "noise"), scenario, v) {
+		len = strcspn(scenario, "@");
+		for (i = 0; (name = report_suite_scenario(i, NULL)); i++)
+			if (strlen(name) == len &&
+			    !strncmp(name, scenario, len))
+				break;
+		if (!name && !mp_report_scenario(base, scenario))
+			return mp_errf(err, MP_EXIT_DATAERR, 0,
+				       "'%s': noise of '%s': no such scenario "
+				       "(see --list)",
+				       what, scenario);
+	}
+	return 0;
 }
 
 static int do_compare(const struct report_opts *o)
@@ -773,15 +806,16 @@ static int do_compare(const struct report_opts *o)
 		goto fail;
 	if (o->noise) {
 		noise = mp_json_load_file(o->noise, &err);
-		if (!noise || mp_noise_check(noise, o->noise, &err))
+		if (!noise || mp_noise_check(noise, o->noise, &err) ||
+		    noise_names(noise, base, o->noise, &err))
 			goto fail;
 		copts.noise = noise;
 	}
 	if (mp_report_check(base, o->args[0], &err) ||
-	    mp_report_check(cur, o->args[1], &err))
+	    mp_report_check(cur, o->args[1], &err) ||
+	    mp_report_resummarize(base, o->args[0], &err) ||
+	    mp_report_resummarize(cur, o->args[1], &err))
 		goto fail;
-	summarize_all(base);
-	summarize_all(cur);
 	if (!o->allow_empty && (mp_report_usable(base, o->args[0], &err) ||
 				mp_report_usable(cur, o->args[1], &err)))
 		goto fail;

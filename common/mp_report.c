@@ -406,6 +406,128 @@ int mp_report_summarize(json_t *scenario)
 	return 0;
 }
 
+/* numbers of a JSON array, sorted into *v (malloc'd); count, 0 if none */
+static size_t sorted_numbers(const json_t *arr, double **v)
+{
+	json_t *e;
+	size_t i, n = 0;
+
+	*v = malloc((json_array_size(arr) + 1) * sizeof(**v));
+	if (!*v)
+		return 0;
+	json_array_foreach(arr, i, e)
+		if (json_is_number(e))
+			(*v)[n++] = json_number_value(e);
+	qsort(*v, n, sizeof(**v), cmp_double);
+	return n;
+}
+
+/*
+ * One number as a document holds it: written with 9 significant digits
+ * (mp_json_emit()), so read back within a part in 10^8
+ */
+static bool same_number(double a, double b)
+{
+	return a == b || fabs(a - b) <= 1e-8 * fmax(fabs(a), fabs(b));
+}
+
+/*
+ * The same numbers under @key of two summaries, in any order (the
+ * samples), or in the same order (@ordered: the boot medians)
+ */
+static bool same_numbers(const json_t *a, const json_t *b, const char *key,
+			 bool ordered)
+{
+	json_t *x = json_object_get(a, key), *y = json_object_get(b, key);
+	double *u = NULL, *w = NULL;
+	size_t n, m, i;
+	bool same;
+
+	if (!x || !y)
+		return !x && !y;
+	if (ordered) {
+		if (json_array_size(x) != json_array_size(y))
+			return false;
+		for (i = 0; i < json_array_size(x); i++)
+			if (!same_number(json_number_value(json_array_get(x, i)),
+					 json_number_value(
+						 json_array_get(y, i))))
+				return false;
+		return true;
+	}
+	n = sorted_numbers(x, &u);
+	m = sorted_numbers(y, &w);
+	same = u && w && n == m && n == json_array_size(x) &&
+	       m == json_array_size(y);
+	for (i = 0; same && i < n; i++)
+		same = same_number(u[i], w[i]);
+	free(u);
+	free(w);
+	return same;
+}
+
+int mp_report_resummarize(json_t *doc, const char *what, struct mp_err *err)
+{
+	json_t *sc, *fresh, *stored, *f, *s;
+	const char *key, *name;
+	double a, b;
+	size_t i;
+	int ret = 0;
+
+	json_array_foreach(json_object_get(doc, "scenarios"), i, sc) {
+		name = json_string_value(json_object_get(sc, "name")) ?: "?";
+		fresh = json_object();
+		s = json_object_get(sc, "runs") ?
+			    json_pack("{s:O, s:o}", "runs",
+				      json_object_get(sc, "runs"), "metrics",
+				      fresh) :
+			    json_pack("{s:[], s:o}", "runs", "metrics", fresh);
+		if (!s || mp_report_summarize(s)) {
+			json_decref(s);
+			return mp_errf(err, MP_EXIT_FAILURE, ENOMEM,
+				       "cannot summarize '%s'", what);
+		}
+		stored = json_object_get(sc, "metrics");
+		json_object_foreach(stored, key, f) {
+			json_t *g = json_object_get(fresh, key);
+
+			/*
+			 * not a metric of the table, or none of its runs:
+			 * an older mpctl's (whose table took other paths),
+			 * never compared. NEW without it where BASE has it
+			 * is a missing metric, as for any other
+			 */
+			if (!mp_metric_find(key) || !g)
+				continue;
+			if (mp_json_path_num(f, "median", &a) ||
+			    mp_json_path_num(g, "median", &b) ||
+			    !same_number(a, b) ||
+			    !same_numbers(f, g, "samples", false) ||
+			    !same_numbers(f, g, "boot_medians", true)) {
+				ret = mp_errf(err, MP_EXIT_DATAERR, 0,
+					      "'%s': scenario '%s': the summary "
+					      "of '%s' disagrees with its runs "
+					      "(median %g, the runs give %g)",
+					      what, name, key,
+					      json_number_value(
+						      json_object_get(f,
+								      "median")),
+					      json_number_value(
+						      json_object_get(g,
+								      "median")));
+				break;
+			}
+		}
+		/* the summaries compared are the runs', made here */
+		if (!ret)
+			json_object_set(sc, "metrics", fresh);
+		json_decref(s);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 json_t *mp_report_scenario(const json_t *doc, const char *name)
 {
 	json_t *sc = json_object_get(doc, "scenarios"), *s;
@@ -418,6 +540,31 @@ json_t *mp_report_scenario(const json_t *doc, const char *name)
 			return s;
 	}
 	return NULL;
+}
+
+/*
+ * Every scenario is found by its name: one without a name, or two of one
+ * name, would be left out of a comparison without a word
+ */
+static int check_names(const json_t *doc, const char *what, struct mp_err *err)
+{
+	json_t *scs = json_object_get(doc, "scenarios"), *sc;
+	size_t i;
+
+	json_array_foreach(scs, i, sc) {
+		const char *name =
+			json_string_value(json_object_get(sc, "name"));
+
+		if (!name || !name[0])
+			return mp_errf(err, MP_EXIT_DATAERR, 0,
+				       "'%s': scenario %zu has no name", what,
+				       i + 1);
+		if (mp_report_scenario(doc, name) != sc)
+			return mp_errf(err, MP_EXIT_DATAERR, 0,
+				       "'%s': two scenarios are named '%s'",
+				       what, name);
+	}
+	return 0;
 }
 
 int mp_report_check(const json_t *doc, const char *what, struct mp_err *err)
@@ -447,7 +594,7 @@ int mp_report_check(const json_t *doc, const char *what, struct mp_err *err)
 	if (!json_is_array(json_object_get(doc, "scenarios")))
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "'%s' has no \"scenarios\" array", what);
-	return 0;
+	return check_names(doc, what, err);
 }
 
 int mp_noise_check(const json_t *doc, const char *what, struct mp_err *err)
@@ -470,11 +617,19 @@ int mp_noise_check(const json_t *doc, const char *what, struct mp_err *err)
 				       "'%s': noise of '%s' is not an object",
 				       what, scenario);
 		json_object_foreach(metrics, metric, v) {
-			if (!json_is_number(v) || !(json_number_value(v) >= 0))
+			if (!mp_metric_find(metric))
+				return mp_errf(err, MP_EXIT_DATAERR, 0,
+					       "'%s': noise of %s: no metric "
+					       "is named '%s'",
+					       what, scenario, metric);
+			if (!json_is_number(v) ||
+			    !(json_number_value(v) >= 0 &&
+			      json_number_value(v) <= MP_NOISE_MAX_PCT))
 				return mp_errf(err, MP_EXIT_DATAERR, 0,
 					       "'%s': noise of %s %s is not a "
-					       "percentage",
-					       what, scenario, metric);
+					       "percentage from 0 to %d",
+					       what, scenario, metric,
+					       MP_NOISE_MAX_PCT);
 		}
 	}
 	return 0;
@@ -831,7 +986,8 @@ static json_t *absent_row(const char *scenario, const struct mp_metric *m,
 json_t *mp_report_compare(const json_t *base, const json_t *cur,
 			  const struct mp_compare_opts *o, struct mp_err *err)
 {
-	json_t *doc, *rows, *missing, *mmetrics, *bsc, *sc, *csc, *row;
+	json_t *doc, *rows, *missing, *mmetrics, *unusable, *bsc, *sc, *csc,
+		*row;
 	size_t i, k, worse = 0, better = 0, unsure = 0;
 	char name_metric[256];
 
@@ -842,6 +998,7 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 	rows = json_array();
 	missing = json_array();
 	mmetrics = json_array();
+	unusable = json_array();
 	bsc = json_object_get(base, "scenarios");
 	json_array_foreach(bsc, i, sc) {
 		const char *name =
@@ -874,8 +1031,14 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 						      json_string(name_metric));
 				continue;
 			}
-			if (!row)
+			if (!row) {
+				/* both have it, and no row: nothing to judge */
+				snprintf(name_metric, sizeof(name_metric),
+					 "%s/%s", name, m->name);
+				json_array_append_new(unusable,
+						      json_string(name_metric));
 				continue;
+			}
 			if (m->info)
 				json_object_set_new(row, "verdict",
 						    json_string("info"));
@@ -907,6 +1070,7 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 	json_object_set_new(doc, "rows", rows);
 	json_object_set_new(doc, "missing_scenarios", missing);
 	json_object_set_new(doc, "missing_metrics", mmetrics);
+	json_object_set_new(doc, "unusable_metrics", unusable);
 	json_object_set_new(doc, "regressions",
 			    json_integer((json_int_t)worse));
 	json_object_set_new(doc, "improvements",
@@ -932,6 +1096,8 @@ static const char *const alike_keys[] = {
 	"parameters.lazyfree",
 	"parameters.answer_delay_ns",
 	"shrinker",
+	/* the backend that ran (parameters.backend may say "auto") */
+	"backend",
 	NULL,
 };
 
@@ -1012,12 +1178,16 @@ int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err)
 
 		if (!br || !cr)
 			continue;
+		snprintf(where, sizeof(where), "%s: ", name);
 		/* a listen run's stress document shapes it too */
+		if (json_object_get(br, "stress"))
+			differ(json_object_get(br, "backend"),
+			       json_object_get(cr, "backend"), where,
+			       "listen backend", buf, sizeof(buf));
 		if (json_object_get(br, "stress"))
 			br = json_object_get(br, "stress");
 		if (json_object_get(cr, "stress"))
 			cr = json_object_get(cr, "stress");
-		snprintf(where, sizeof(where), "%s: ", name);
 		for (k = 0; alike_keys[k]; k++) {
 			json_t *b = alike_get(br, alike_keys[k]);
 			json_t *c = alike_get(cr, alike_keys[k]);
