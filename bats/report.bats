@@ -244,6 +244,34 @@ png_size() {
 	assert_line --regexp '^shrinker +oom_kills .* WORSE$'
 }
 
+@test "report --compare: the regressions first, one line each in LKP's words, and in the JSON" {
+	pool_r_base
+	mpctl report --compare "$BATS_TEST_TMPDIR/base.json" \
+		"$FIX/report-vm612-R-dropped.json"
+	assert_failure 1
+	# the headlines, then a blank line, then the table
+	assert_line --index 0 --regexp '^-9[0-9]\.[0-9]% regression of kernel-shrinker\.chunks_freed \(6\.12\.118 -> 6\.12\.118\), above a [0-9]+\.[0-9]% minimum effect, p=0\.0[0-9]+$'
+	n=$(printf '%s\n' "$output" | sed -n '/^base /q; /regression of\|^new OOM kills/p' | wc -l)
+	[ "$n" -ge 1 ]
+	mpctl report --compare --json "$BATS_TEST_TMPDIR/base.json" \
+		"$FIX/report-vm612-R-dropped.json"
+	assert_failure 1
+	# one per regression, saying what its row says
+	echo "$output" | jq -e '(.headline | length) == .regressions and
+		.regressions == '"$n"' and
+		(.rows | map(select(.verdict == "worse"))) as $w |
+		all(.headline[]; . as $h | $w | any(.scenario == $h.scenario and
+			.metric == $h.metric and .delta_pct == $h.delta_pct and
+			.p_value == $h.p_value)) and
+		(.headline[0] as $h | $h.text |
+			startswith("\($h.delta_pct)% regression of kernel-shrinker.chunks_freed"))'
+	# none without a regression
+	mpctl report --compare --json "$BATS_TEST_TMPDIR/base.json" \
+		"$FIX/report-vm612-R-control.json"
+	assert_success
+	echo "$output" | jq -e '.headline == []'
+}
+
 @test "report --compare: summaries are the runs': one that disagrees is refused, one without samples is missing" {
 	cd "$BATS_TEST_TMPDIR"
 	# ten OOM kills in every run of NEW, its summary left saying none

@@ -504,6 +504,11 @@ static void print_compare(const json_t *cmp)
 	char a[32], b[32], c[32], d[32], p[16], e[16];
 	size_t i;
 
+	/* the regressions first, one line each, as LKP words them */
+	json_array_foreach(json_object_get(cmp, "headline"), i, row)
+		printf("%s\n", json_string_value(json_object_get(row, "text")));
+	if (json_array_size(json_object_get(cmp, "headline")))
+		printf("\n");
 	printf("base %s, new %s\n",
 	       json_string_value(json_object_get(cmp, "base_kernel")) ?: "?",
 	       json_string_value(json_object_get(cmp, "new_kernel")) ?: "?");

@@ -983,6 +983,112 @@ static json_t *absent_row(const char *scenario, const struct mp_metric *m,
 	return row;
 }
 
+/* the kernel a report ran on, for a headline: its release, or "?" */
+static const char *kernel_of(const json_t *doc)
+{
+	const char *k =
+		json_string_value(mp_json_path(doc, "system.kernel_release"));
+
+	return k ? k : "?";
+}
+
+/*
+ * One regression as a developer reads it first, in LKP's words:
+ * "-18.2% regression of kernel-shrinker.chunks_freed (6.1 -> 6.12),
+ * above a 2.0% minimum effect, p=0.003"; a rule's verdict says its rule.
+ * The object holds the numbers the text gives.
+ */
+static json_t *headline_of(const json_t *row, const char *bk, const char *nk)
+{
+	const char *sc = json_string_value(json_object_get(row, "scenario"));
+	const char *m = json_string_value(json_object_get(row, "metric"));
+	const char *rule = json_string_value(json_object_get(row, "rule"));
+	json_t *h, *jp = json_object_get(row, "delta_pct");
+	double base = json_number_value(json_object_get(row, "base"));
+	double floor_abs =
+		json_number_value(json_object_get(row, "min_effect"));
+	double p = json_number_value(json_object_get(row, "p_value"));
+	double min_pct = NAN;
+	char text[512];
+
+	if (base != 0 && json_is_number(json_object_get(row, "min_effect")))
+		min_pct = round(floor_abs / fabs(base) * 1000) / 10;
+	if (rule && !strcmp(rule, "oom"))
+		snprintf(text, sizeof(text),
+			 "new OOM kills in %s (%s -> %s: %g -> %g): no BASE "
+			 "run had one",
+			 sc, bk, nk, base,
+			 json_number_value(json_object_get(row, "new")));
+	else if (rule && !strcmp(rule, "none"))
+		snprintf(text, sizeof(text),
+			 "%s.%s not measured (%s -> %s): no %s in any run of "
+			 "NEW",
+			 sc, m, bk, nk,
+			 json_string_value(json_object_get(row, "per")));
+	else if (json_is_number(jp) && isfinite(min_pct))
+		snprintf(text, sizeof(text),
+			 "%+.1f%% regression of %s.%s (%s -> %s), above a "
+			 "%.1f%% minimum effect, p=%.2g",
+			 json_number_value(jp), sc, m, bk, nk, min_pct, p);
+	else
+		snprintf(text, sizeof(text),
+			 "regression of %s.%s (%s -> %s), above a minimum "
+			 "effect of %g, p=%.2g",
+			 sc, m, bk, nk, floor_abs, p);
+	h = json_object();
+	json_object_set_new(h, "scenario", json_string(sc));
+	json_object_set_new(h, "metric", json_string(m));
+	json_object_set_new(h, "base_kernel", json_string(bk));
+	json_object_set_new(h, "new_kernel", json_string(nk));
+	json_object_set(h, "delta_pct", jp ? jp : json_null());
+	mp_json_set(h, "min_effect_pct",
+		    isfinite(min_pct) ? json_real(min_pct) : NULL);
+	json_object_set(h, "p_value",
+			json_object_get(row, "p_value") ?: json_null());
+	mp_json_set(h, "rule", rule ? json_string(rule) : NULL);
+	json_object_set_new(h, "text", json_string(text));
+	return h;
+}
+
+/* a rule's verdict first, then the largest change */
+static int cmp_headline(const void *a, const void *b)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	bool rx = json_is_string(json_object_get(x, "rule"));
+	bool ry = json_is_string(json_object_get(y, "rule"));
+	double dx = fabs(json_number_value(json_object_get(x, "delta_pct")));
+	double dy = fabs(json_number_value(json_object_get(y, "delta_pct")));
+
+	if (rx != ry)
+		return rx ? -1 : 1;
+	return dx > dy ? -1 : dx < dy;
+}
+
+/* The regressions of @rows, headlines in the order a reader wants them. */
+static json_t *headlines(const json_t *rows, const json_t *base,
+			 const json_t *cur)
+{
+	json_t *arr = json_array(), *row, **v;
+	size_t i, n = 0;
+
+	v = calloc(json_array_size(rows) + 1, sizeof(*v));
+	if (!v)
+		return arr;
+	json_array_foreach(rows, i, row) {
+		const char *verdict =
+			json_string_value(json_object_get(row, "verdict"));
+
+		if (verdict && !strcmp(verdict, "worse"))
+			v[n++] = headline_of(row, kernel_of(base),
+					     kernel_of(cur));
+	}
+	qsort(v, n, sizeof(*v), cmp_headline);
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, v[i]);
+	free(v);
+	return arr;
+}
+
 json_t *mp_report_compare(const json_t *base, const json_t *cur,
 			  const struct mp_compare_opts *o, struct mp_err *err)
 {
@@ -1076,6 +1182,7 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 	json_object_set_new(doc, "improvements",
 			    json_integer((json_int_t)better));
 	json_object_set_new(doc, "unsure", json_integer((json_int_t)unsure));
+	json_object_set_new(doc, "headline", headlines(rows, base, cur));
 	return doc;
 }
 
