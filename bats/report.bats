@@ -272,6 +272,36 @@ png_size() {
 	echo "$output" | jq -e '.headline == []'
 }
 
+@test "report --compare: beside each verdict, the reclaim counters that moved most" {
+	cd "$BATS_TEST_TMPDIR"
+	# six runs a side; NEW frees 30% fewer chunks while direct reclaim
+	# scans four times as much, in the host and in the cgroup
+	mk() {
+		jq -n --argjson f "$1" --argjson s "$2" '{
+			schema: {name: "mpctl-report", version: 1},
+			scenarios: [{name: "kernel-shrinker", status: "ok",
+				runs: [range(6) | {chunks_freed: ($f + .),
+					vmstat: {pgscan_direct: ($s + .), pswpout: 10,
+						oom_kill: 0},
+					cgroup_counters: {memory_stat: {pgscan: ($s * 2)},
+						memory_events: {}}}]}]}'
+	}
+	mk 1000 100 > base.json
+	mk 700 400 > new.json
+	mpctl report --compare --threshold 5 base.json new.json
+	assert_failure 1
+	assert_line --regexp '^kernel-shrinker +chunks_freed .* WORSE$'
+	assert_line --regexp '^ +counters that moved most: cg_pgscan 200 -> 800 \(\+300\.0%\), vmstat_pgscan_direct 102\.5 -> 402\.5 \(\+292\.7%\)$'
+	# shown as info rows, never judged
+	assert_line --regexp '^kernel-shrinker +vmstat_pgscan_direct .* info$'
+	mpctl report --compare --threshold 5 --json base.json new.json
+	echo "$output" | jq -e '.regressions == 1 and
+		(.rows[] | select(.metric == "chunks_freed") | .counters |
+			map(.metric) == ["cg_pgscan", "vmstat_pgscan_direct"]) and
+		([.rows[] | select(.metric | test("^(vmstat|cg)_")) | .verdict] |
+			unique == ["info"])'
+}
+
 @test "report --compare: summaries are the runs': one that disagrees is refused, one without samples is missing" {
 	cd "$BATS_TEST_TMPDIR"
 	# ten OOM kills in every run of NEW, its summary left saying none

@@ -1159,3 +1159,20 @@ engine_of() {
 	assert_output --regexp 'OOM kills +0 \(and [1-9][0-9]* after the run, in its teardown: not the run.s\)'
 	assert_cgroup_gone "$out"
 }
+
+@test "stress: the reclaim counters' growth over the run, the host's and the cgroup's, in the JSON" {
+	requires root memcg jq
+	local out=$BATS_TEST_TMPDIR/run.json
+	run -0 --separate-stderr "$MPCTL_BIN" stress -d 1s -L 64M --threads 1 --json
+	# the keys this kernel has, each a growth (>= 0)
+	jq -e '(.vmstat | length > 0 and all(.[]; type == "number" and . >= 0) and
+		has("pgmajfault") and has("oom_kill")) and
+		(.cgroup_counters.memory_stat | type == "object") and
+		(.cgroup_counters.memory_events | has("oom_kill"))' <<<"$output"
+	# a cache that never gives memory back is OOM-killed: the counters
+	# of the run say so, the host's and the cgroup's
+	run -1 --separate-stderr "$MPCTL_BIN" stress --strategy none \
+		--miss-cost 1us --limit 64M --duration 2m --json
+	jq -e '.oom_kills >= 1 and .vmstat.oom_kill >= .oom_kills and
+		.cgroup_counters.memory_events.oom_kill >= 1' <<<"$output"
+}

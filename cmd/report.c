@@ -498,6 +498,28 @@ static void print_rule(const json_t *row)
 		       json_string_value(json_object_get(row, "per")));
 }
 
+/* beside a verdict, the reclaim counters that moved most */
+static void print_counters(const json_t *counters)
+{
+	const json_t *c;
+	size_t i;
+
+	if (!json_array_size(counters))
+		return;
+	printf("%15s counters that moved most:", "");
+	json_array_foreach(counters, i, c) {
+		json_t *pct = json_object_get(c, "delta_pct");
+
+		printf("%s %s %g -> %g", i ? "," : "",
+		       json_string_value(json_object_get(c, "metric")),
+		       json_number_value(json_object_get(c, "base")),
+		       json_number_value(json_object_get(c, "new")));
+		if (json_is_number(pct))
+			printf(" (%+.1f%%)", json_number_value(pct));
+	}
+	printf("\n");
+}
+
 static void print_compare(const json_t *cmp)
 {
 	json_t *row, *ms;
@@ -560,6 +582,7 @@ static void print_compare(const json_t *cmp)
 					 c, sizeof(c)) :
 			       "-",
 		       d, p, e, !strcmp(v, "worse") ? "WORSE" : v);
+		print_counters(json_object_get(row, "counters"));
 	}
 	ms = json_object_get(cmp, "missing_scenarios");
 	json_array_foreach(ms, i, row)

@@ -118,6 +118,55 @@ const struct mp_metric mp_metrics[] = {
 	  "the run (strategies)" },
 	{ "pressure_full_us", { NULL }, MP_BETTER_LOWER, 30, 100, 10000,
 	  "us", "the same, full" },
+	/*
+	 * Why a run went as it did: the reclaim counters' growth over it,
+	 * the host's (the guest's, in a VM) and the run cgroup's. Shown,
+	 * never judged; --compare names those that moved most beside each
+	 * verdict
+	 */
+#define MP_COUNTER(n, p, h) { n, { p }, MP_BETTER_LOWER, 5, 50, 1, "count", \
+			      h, .info = true, .counter = true }
+	MP_COUNTER("vmstat_pgscan_direct", "vmstat.pgscan_direct",
+		   "pages scanned by direct reclaim (host /proc/vmstat)"),
+	MP_COUNTER("vmstat_pgscan_kswapd", "vmstat.pgscan_kswapd",
+		   "pages scanned by kswapd"),
+	MP_COUNTER("vmstat_pgsteal_direct", "vmstat.pgsteal_direct",
+		   "pages reclaimed by direct reclaim"),
+	MP_COUNTER("vmstat_pgsteal_kswapd", "vmstat.pgsteal_kswapd",
+		   "pages reclaimed by kswapd"),
+	MP_COUNTER("vmstat_refault_anon", "vmstat.workingset_refault_anon",
+		   "anonymous pages faulted back soon after reclaim"),
+	MP_COUNTER("vmstat_refault_file", "vmstat.workingset_refault_file",
+		   "file pages faulted back soon after reclaim"),
+	MP_COUNTER("vmstat_pswpin", "vmstat.pswpin", "pages swapped in"),
+	MP_COUNTER("vmstat_pswpout", "vmstat.pswpout", "pages swapped out"),
+	MP_COUNTER("vmstat_pgmajfault", "vmstat.pgmajfault",
+		   "major page faults"),
+	MP_COUNTER("vmstat_oom_kill", "vmstat.oom_kill",
+		   "OOM kills on the whole host"),
+	MP_COUNTER("vmstat_thp_fault_fallback", "vmstat.thp_fault_fallback",
+		   "huge page faults that fell back to small pages"),
+	MP_COUNTER("cg_pgscan", "cgroup_counters.memory_stat.pgscan",
+		   "pages scanned in the run's cgroup (v2 memory.stat)"),
+	MP_COUNTER("cg_pgsteal", "cgroup_counters.memory_stat.pgsteal",
+		   "pages reclaimed in the run's cgroup (v2)"),
+	MP_COUNTER("cg_refault_anon",
+		   "cgroup_counters.memory_stat.workingset_refault_anon",
+		   "anonymous refaults in the run's cgroup"),
+	MP_COUNTER("cg_refault_file",
+		   "cgroup_counters.memory_stat.workingset_refault_file",
+		   "file refaults in the run's cgroup"),
+	{ "cg_pgmajfault", { "cgroup_counters.memory_stat.pgmajfault",
+			     "cgroup_counters.memory_stat.total_pgmajfault" },
+	  MP_BETTER_LOWER, 5, 50, 1, "count",
+	  "major faults in the run's cgroup", .info = true, .counter = true },
+	MP_COUNTER("cg_pgpgout", "cgroup_counters.memory_stat.total_pgpgout",
+		   "pages uncharged from the run's cgroup (v1)"),
+	MP_COUNTER("cg_high_events", "cgroup_counters.memory_events.high",
+		   "times the run's cgroup went over memory.high (v2)"),
+	MP_COUNTER("cg_max_events", "cgroup_counters.memory_events.max",
+		   "times it hit memory.max (v2)"),
+#undef MP_COUNTER
 };
 /* clang-format on */
 
@@ -983,6 +1032,71 @@ static json_t *absent_row(const char *scenario, const struct mp_metric *m,
 	return row;
 }
 
+/* how far a counter row moved, for ranking: |delta_pct|, from 0: huge */
+static double moved(const json_t *row)
+{
+	json_t *pct = json_object_get(row, "delta_pct");
+	double d = json_number_value(json_object_get(row, "delta"));
+
+	if (json_is_number(pct))
+		return fabs(json_number_value(pct));
+	return d != 0 ? INFINITY : 0;
+}
+
+/*
+ * Beside each verdict (worse, better), the counters of its scenario that
+ * moved most, as mmtests prints reclaim efficiency beside its results:
+ * row "counters", up to three {metric, base, new, delta_pct}
+ */
+static void attach_counters(json_t *rows)
+{
+	json_t *row, *c;
+	size_t i, j, k;
+
+	json_array_foreach(rows, i, row) {
+		const char *v =
+			json_string_value(json_object_get(row, "verdict"));
+		const char *sc =
+			json_string_value(json_object_get(row, "scenario"));
+		const json_t *top[3] = { NULL };
+		json_t *arr;
+
+		if (!v || (strcmp(v, "worse") && strcmp(v, "better")))
+			continue;
+		json_array_foreach(rows, j, c) {
+			const struct mp_metric *m =
+				mp_metric_find(json_string_value(
+					json_object_get(c, "metric")));
+
+			if (!m || !m->counter || moved(c) == 0 ||
+			    strcmp(sc, json_string_value(
+					       json_object_get(c, "scenario"))))
+				continue;
+			for (k = 0; k < 3; k++) {
+				if (top[k] && moved(top[k]) >= moved(c))
+					continue;
+				memmove(&top[k + 1], &top[k],
+					(2 - k) * sizeof(top[0]));
+				top[k] = c;
+				break;
+			}
+		}
+		arr = json_array();
+		for (k = 0; k < 3 && top[k]; k++)
+			json_array_append_new(
+				arr,
+				json_pack("{s:O, s:O, s:O, s:O}", "metric",
+					  json_object_get(top[k], "metric"),
+					  "base",
+					  json_object_get(top[k], "base"),
+					  "new", json_object_get(top[k], "new"),
+					  "delta_pct",
+					  json_object_get(top[k], "delta_pct") ?:
+						  json_null()));
+		json_object_set_new(row, "counters", arr);
+	}
+}
+
 /* the kernel a report ran on, for a headline: its release, or "?" */
 static const char *kernel_of(const json_t *doc)
 {
@@ -1182,6 +1296,7 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 	json_object_set_new(doc, "improvements",
 			    json_integer((json_int_t)better));
 	json_object_set_new(doc, "unsure", json_integer((json_int_t)unsure));
+	attach_counters(rows);
 	json_object_set_new(doc, "headline", headlines(rows, base, cur));
 	return doc;
 }

@@ -61,6 +61,11 @@ struct mp_metric {
 	 * regression (rule "none"), not missing data
 	 */
 	const char *per;
+	/*
+	 * A reclaim counter's growth over the run (info too): --compare
+	 * names the counters that moved most beside each verdict
+	 */
+	bool counter;
 };
 
 extern const struct mp_metric mp_metrics[];

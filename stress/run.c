@@ -143,6 +143,8 @@ struct run {
 	bool have_ms;
 	uint64_t footprint; /* chunks the allocators aim at */
 	uint64_t oom_base;
+	/* the counters at the start (stress_result's, at the end) */
+	struct mp_counters vm0, cgs0, cge0;
 	struct mp_child engine;
 	struct mp_child cotenant; /* --cotenant, else never started */
 	struct hog hog;
@@ -667,6 +669,14 @@ static void finish(struct run *r)
 	if (cg && !mp_cg_oom_kills(r->c.engine_cg, &v))
 		res->oom_kills = v > r->oom_base ? v - r->oom_base : 0;
 	oom_end = v;
+	/* the counters of the run, not of its teardown, as the OOM kills */
+	if (!mp_vmstat_read(&res->vmstat))
+		mp_counters_delta(&res->vmstat, &r->vm0);
+	if (cg) {
+		mp_cg_counters_read(cg, &res->cg_stat, &res->cg_events);
+		mp_counters_delta(&res->cg_stat, &r->cgs0);
+		mp_counters_delta(&res->cg_events, &r->cge0);
+	}
 	/* stop the engine, the co-tenant, then the hog; wait for them */
 	if (stop_engine(r) > 0)
 		res->reason = "engine_unresponsive";
@@ -931,6 +941,8 @@ static int prepare(struct run *r, struct mp_err *err)
 	mp_cg_oom_kills(r->c.cg, &r->oom_base);
 	if (r->c.engine_created)
 		r->oom_base = 0;
+	mp_vmstat_read(&r->vm0);
+	mp_cg_counters_read(r->c.cg, &r->cgs0, &r->cge0);
 	pressure_totals(r, true);
 	return 0;
 }

@@ -25,6 +25,7 @@
 #include "engine.h"
 #include "mp_cgroup.h"
 #include "mp_err.h"
+#include "mp_memstat.h"
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
 #include "mp_target.h"
@@ -127,6 +128,12 @@ struct stress_result {
 	uint64_t start_ns, end_ns;
 	uint64_t peak, swap_start, swap_end, swap_total;
 	uint64_t swap_peak; /* the host's swap use, highest sample */
+	/*
+	 * The reclaim counters' growth over the run (start to end, before
+	 * teardown): the host's /proc/vmstat, the run cgroup's memory.stat
+	 * and memory.events (memory.oom_control on v1); have 0: unread
+	 */
+	struct mp_counters vmstat, cg_stat, cg_events;
 	uint64_t oom_kills; /* up to the end of the run, before teardown */
 	/* after it, while the engine stopped: not the run's */
 	uint64_t teardown_oom_kills;
