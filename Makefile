@@ -83,7 +83,8 @@ PROGS := $(patsubst stress/%.c,$(O)/%,$(wildcard $(STANDALONE)))
 STATIC_PROGS := $(patsubst $(O)/%,$(O)/static/%,$(PROGS))
 MANPAGES := $(wildcard man/*.1 man/*.7)
 
-all: $(O)/mpctl $(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS) $(O)/notify-recv
+all: $(O)/mpctl $(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS) $(O)/notify-recv \
+	$(O)/rank-check
 
 # -MMD -MP: each object's header dependencies, written by the compiler
 # beside it (.d) and included below; touching a header rebuilds the
@@ -287,6 +288,11 @@ $(O)/fuzz-parse: $(O)/obj/bats/fuzz/parse.o $(COMMON_OBJS)
 	$(quiet) LD $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
+# mp_rank.c's selections against the plain definitions (bats/report.bats)
+$(O)/rank-check: $(O)/obj/bats/rank-check.o $(COMMON_OBJS)
+	$(quiet) LD $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
+
 # the service manager's end of sd_notify(3), for bats/systemd.bats
 $(O)/notify-recv: $(O)/obj/bats/notify-recv.o
 	$(quiet) LD $@
@@ -298,13 +304,14 @@ bench: all
 clean:
 	rm -rf $(O)/obj $(O)/static $(O)/static-obj $(O)/mpctl $(O)/asan \
 		$(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS) $(O)/tap \
-		$(O)/notify-recv
+		$(O)/notify-recv $(O)/rank-check
 
 -include kernel-patch/kernel.mk
 
 # the header dependencies of the objects built so far (none on a fresh
 # tree, where everything is built anyway)
 -include $(OBJS:.o=.d) $(PROGS:$(O)/%=$(O)/obj/stress/%.d) \
-	$(O)/obj/bats/fuzz/parse.d $(O)/obj/bats/notify-recv.d
+	$(O)/obj/bats/fuzz/parse.d $(O)/obj/bats/notify-recv.d \
+	$(O)/obj/bats/rank-check.d
 
 .PHONY: asan deps-host format check-format compare-kernels regression-demo compare-matrix compare-noise compare-stock compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean

@@ -1093,3 +1093,86 @@ run_cg() {
 	jq -e '.exit_reason == "interrupted" and .cotenant.ops > 0' "$out"
 	assert_cgroup_gone "$out"
 }
+
+# the engine of run $1: its child running the hidden applet, once started
+engine_of() {
+	local i e
+	for ((i = 0; i < 100; i++)); do
+		e=$(pgrep -P "$1" -f -- '__stress-engine --shm [0-9]+$') &&
+			{ echo "$e"; return 0; }
+		sleep 0.1
+	done
+	return 1
+}
+
+@test "stress: an engine that does not stop at the end is killed, and the run failed" {
+	requires root memcg jq
+	local out=$BATS_TEST_TMPDIR/run.json pid eng rc=0
+	"$MPCTL_BIN" stress -d 1s -L 64M --threads 1 -o "$out" \
+		>/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+	pid=$!
+	MP_PIDS+=("$pid")
+	eng=$(engine_of "$pid") || fail "no engine in run $pid"
+	# frozen: it reads no stop, as a hung engine would
+	kill -STOP "$eng"
+	wait_exit "$pid" 30 || rc=$?
+	cat "$BATS_TEST_TMPDIR/err" >&2
+	[ "$rc" -eq 1 ]
+	jq -e '.exit_reason == "engine_unresponsive"' "$out"
+	grep -q "the engine did not stop within 5 s of the run's end and was killed" \
+		"$BATS_TEST_TMPDIR/err"
+	! kill -0 "$eng" 2>/dev/null
+	assert_cgroup_gone "$out"
+}
+
+@test "stress: an OOM kill after the run's end, in its teardown, is not the run's" {
+	requires root memcg jq
+	local out=$BATS_TEST_TMPDIR/run.json pid eng cg rc=0 t0 i
+	"$MPCTL_BIN" stress -d 3s -L 32M --threads 1 -o "$out" >/dev/null 2>&1 &
+	pid=$!
+	MP_PIDS+=("$pid")
+	eng=$(engine_of "$pid") || fail "no engine in run $pid"
+	t0=$(date +%s%N)
+	cg=$(memcg_root)$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' \
+		"/proc/$eng/cgroup")
+	# the engine near the limit, then frozen: it holds its memory, and
+	# the end of the run waits for it (up to 5 s)
+	for ((i = 0; i < 50; i++)); do
+		[ "$(cat "$cg/memory.usage_in_bytes")" -lt $((24 << 20)) ] || break
+		sleep 0.05
+	done
+	kill -STOP "$eng"
+	[ "$i" -lt 50 ] || fail "the engine never came near the limit"
+	# past the run's end (3 s from its start, before t0), within the 5 s
+	while [ $(($(date +%s%N) - t0)) -lt 4000000000 ]; do sleep 0.1; done
+	kill -0 "$pid"
+	# what a teardown racing the limit does: more than the limit asked
+	# for in the engine's cgroup; the OOM killer takes the engine
+	bash -c 'echo $$ >"$1/cgroup.procs" &&
+		exec dd if=/dev/zero of=/dev/null bs=48M count=1' _ "$cg" \
+		2>/dev/null || true
+	wait_exit "$pid" 30 || rc=$?
+	jq . "$out" >&2
+	jq -e '.oom_kills == 0 and .teardown_oom_kills >= 1' "$out"
+	[ "$rc" -eq 0 ]
+	mpctl stress --input "$out"
+	assert_output --regexp 'OOM kills +0 \(and [1-9][0-9]* after the run, in its teardown: not the run.s\)'
+	assert_cgroup_gone "$out"
+}
+
+@test "stress: the reclaim counters' growth over the run, the host's and the cgroup's, in the JSON" {
+	requires root memcg jq
+	local out=$BATS_TEST_TMPDIR/run.json
+	run -0 --separate-stderr "$MPCTL_BIN" stress -d 1s -L 64M --threads 1 --json
+	# the keys this kernel has, each a growth (>= 0)
+	jq -e '(.vmstat | length > 0 and all(.[]; type == "number" and . >= 0) and
+		has("pgmajfault") and has("oom_kill")) and
+		(.cgroup_counters.memory_stat | type == "object") and
+		(.cgroup_counters.memory_events | has("oom_kill"))' <<<"$output"
+	# a cache that never gives memory back is OOM-killed: the counters
+	# of the run say so, the host's and the cgroup's
+	run -1 --separate-stderr "$MPCTL_BIN" stress --strategy none \
+		--miss-cost 1us --limit 64M --duration 2m --json
+	jq -e '.oom_kills >= 1 and .vmstat.oom_kill >= .oom_kills and
+		.cgroup_counters.memory_events.oom_kill >= 1' <<<"$output"
+}

@@ -262,9 +262,11 @@ static const struct argp report_argp = {
 	"Run the standard suite and write one report, or compare two "
 	"reports.\v"
 	"Exit status: 0 success (--compare: no regression); 1 failure, a "
-	"scenario failed, or --compare found a regression; 64 usage error; "
+	"scenario failed, or --compare found a regression (whatever else "
+	"holds); 64 usage error; "
 	"65 --compare: a report is incomplete, has a failed or missing "
-	"scenario, no scenario that ran or no metrics; "
+	"scenario, no scenario that ran or no metrics, or too few runs for "
+	"a verdict; "
 	"69 no such kernel interface; 77 permission denied; 129, 130, 143 "
 	"stopped by SIGHUP, SIGINT, SIGTERM (the document is still written, "
 	"marked incomplete). "
@@ -523,12 +525,39 @@ static void print_rule(const json_t *row)
 		       json_string_value(json_object_get(row, "per")));
 }
 
+/* beside a verdict, the reclaim counters that moved most */
+static void print_counters(const json_t *counters)
+{
+	const json_t *c;
+	size_t i;
+
+	if (!json_array_size(counters))
+		return;
+	printf("%15s counters that moved most:", "");
+	json_array_foreach(counters, i, c) {
+		json_t *pct = json_object_get(c, "delta_pct");
+
+		printf("%s %s %g -> %g", i ? "," : "",
+		       json_string_value(json_object_get(c, "metric")),
+		       json_number_value(json_object_get(c, "base")),
+		       json_number_value(json_object_get(c, "new")));
+		if (json_is_number(pct))
+			printf(" (%+.1f%%)", json_number_value(pct));
+	}
+	printf("\n");
+}
+
 static void print_compare(const json_t *cmp)
 {
 	json_t *row, *ms;
 	char a[32], b[32], c[32], d[32], p[16], e[16];
 	size_t i;
 
+	/* the regressions first, one line each, as LKP words them */
+	json_array_foreach(json_object_get(cmp, "headline"), i, row)
+		printf("%s\n", json_string_value(json_object_get(row, "text")));
+	if (json_array_size(json_object_get(cmp, "headline")))
+		printf("\n");
 	printf("base %s, new %s\n",
 	       json_string_value(json_object_get(cmp, "base_kernel")) ?: "?",
 	       json_string_value(json_object_get(cmp, "new_kernel")) ?: "?");
@@ -580,6 +609,7 @@ static void print_compare(const json_t *cmp)
 					 c, sizeof(c)) :
 			       "-",
 		       d, p, e, !strcmp(v, "worse") ? "WORSE" : v);
+		print_counters(json_object_get(row, "counters"));
 	}
 	ms = json_object_get(cmp, "missing_scenarios");
 	json_array_foreach(ms, i, row)
@@ -767,35 +797,71 @@ static const char *names(const json_t *arr, char *buf, size_t len)
 }
 
 /*
- * A gate that can fail: data BASE has and NEW lacks, and verdicts the
- * runs are too few to reach, are errors (65) before any regression (1)
+ * A gate that can fail. A regression is 1 whatever else holds: a CI that
+ * reruns on 65 must not lose it. Below it, data BASE has and NEW lacks,
+ * and verdicts the runs are too few to reach, are errors (65); each is
+ * still said on stderr when a regression decides the status
  */
 static int compare_status(const struct report_opts *o, const json_t *cmp)
 {
 	const json_t *ms = json_object_get(cmp, "missing_scenarios");
 	const json_t *mm = json_object_get(cmp, "missing_metrics");
+	const json_t *uu = json_object_get(cmp, "unusable_metrics");
 	json_int_t unsure = json_integer_value(json_object_get(cmp, "unsure"));
+	int ret = MP_EXIT_OK;
 	char buf[400];
 
 	if (!o->allow_empty && json_array_size(ms)) {
 		cmd_error("'%s' lacks scenarios that ran in '%s': %s",
 			  o->args[1], o->args[0], names(ms, buf, sizeof(buf)));
-		return MP_EXIT_DATAERR;
+		ret = MP_EXIT_DATAERR;
 	}
 	if (!o->allow_empty && json_array_size(mm)) {
 		cmd_error("'%s' lacks metrics of '%s': %s", o->args[1],
 			  o->args[0], names(mm, buf, sizeof(buf)));
-		return MP_EXIT_DATAERR;
+		ret = MP_EXIT_DATAERR;
+	}
+	if (json_array_size(uu)) {
+		cmd_error("no samples to judge in metrics of both: %s",
+			  names(uu, buf, sizeof(buf)));
+		ret = MP_EXIT_DATAERR;
 	}
 	if (!o->allow_unsure && unsure) {
 		cmd_error("too few runs for a verdict on %lld metric(s): more "
 			  "--repeat, or --allow-unsure",
 			  (long long)unsure);
-		return MP_EXIT_DATAERR;
+		ret = MP_EXIT_DATAERR;
 	}
-	return json_integer_value(json_object_get(cmp, "regressions")) ?
-		       MP_EXIT_FAILURE :
-		       MP_EXIT_OK;
+	if (json_integer_value(json_object_get(cmp, "regressions")))
+		ret = MP_EXIT_FAILURE;
+	return ret;
+}
+
+/*
+ * Every scenario a noise profile names is one of the suite's, maybe with
+ * a variant after '@' (compare-kernels.sh -L), or one of BASE's: a name
+ * misspelt would else leave its rows without the profile, unsaid
+ */
+static int noise_names(const json_t *noise, const json_t *base,
+		       const char *what, struct mp_err *err)
+{
+	const char *scenario, *name;
+	json_t *v;
+	size_t i, len;
+
+	json_object_foreach(json_object_get(noise, "noise"), scenario, v) {
+		len = strcspn(scenario, "@");
+		for (i = 0; (name = report_suite_scenario(i, NULL)); i++)
+			if (strlen(name) == len &&
+			    !strncmp(name, scenario, len))
+				break;
+		if (!name && !mp_report_scenario(base, scenario))
+			return mp_errf(err, MP_EXIT_DATAERR, 0,
+				       "'%s': noise of '%s': no such scenario "
+				       "(see --list)",
+				       what, scenario);
+	}
+	return 0;
 }
 
 /*
@@ -841,15 +907,16 @@ static int do_compare(const struct report_opts *o)
 		goto fail;
 	if (o->noise) {
 		noise = mp_json_load_file(o->noise, &err);
-		if (!noise || mp_noise_check(noise, o->noise, &err))
+		if (!noise || mp_noise_check(noise, o->noise, &err) ||
+		    noise_names(noise, base, o->noise, &err))
 			goto fail;
 		copts.noise = noise;
 	}
 	if (mp_report_check(base, o->args[0], &err) ||
-	    mp_report_check(cur, o->args[1], &err))
+	    mp_report_check(cur, o->args[1], &err) ||
+	    mp_report_resummarize(base, o->args[0], &err) ||
+	    mp_report_resummarize(cur, o->args[1], &err))
 		goto fail;
-	summarize_all(base);
-	summarize_all(cur);
 	if (!o->allow_empty && (mp_report_usable(base, o->args[0], &err) ||
 				mp_report_usable(cur, o->args[1], &err)))
 		goto fail;

@@ -504,6 +504,20 @@ static json_t *cache_json(const struct stress_run_cfg *o,
 	/* clang-format on */
 }
 
+/* the counters found, as {"key": growth, ...} (empty when none was read) */
+static json_t *counters_json(const struct mp_counters *c,
+			     const char *const *keys)
+{
+	json_t *obj = json_object();
+	size_t i;
+
+	for (i = 0; keys[i]; i++)
+		if (c->have & (1U << i))
+			json_object_set_new(obj, keys[i],
+					    json_integer((json_int_t)c->v[i]));
+	return obj;
+}
+
 static json_t *result_json(const struct stress_run_cfg *o,
 			   const struct stress_result *r)
 {
@@ -646,6 +660,15 @@ static json_t *result_json(const struct stress_run_cfg *o,
 		(json_int_t)(r->swap_peak - r->swap_start)));
 	bad |= json_object_set_new(doc, "oom_kills",
 			    json_integer((json_int_t)r->oom_kills));
+	bad |= json_object_set_new(doc, "teardown_oom_kills",
+			    json_integer((json_int_t)r->teardown_oom_kills));
+	bad |= json_object_set_new(doc, "vmstat",
+			    counters_json(&r->vmstat, mp_vmstat_keys));
+	bad |= json_object_set_new(doc, "cgroup_counters", json_pack(
+		"{s:o, s:o}",
+		"memory_stat", counters_json(&r->cg_stat, mp_cg_stat_keys),
+		"memory_events", counters_json(&r->cg_events,
+					       mp_cg_event_keys)));
 	if (o->hog)
 		bad |= json_object_set_new(doc, "hog", json_pack(
 			"{s:o, s:o, s:o, s:I, s:o}",
@@ -839,6 +862,12 @@ static int stress(struct stress_opts *so)
 		ret = MP_EXIT_FAILURE;
 	} else if (w < 0) {
 		cmd_write_error(errno);
+		ret = MP_EXIT_FAILURE;
+	} else if (!strcmp(f->res.reason, "engine_unresponsive")) {
+		cmd_error("the engine did not stop within %llu s of the "
+			  "run's end and was killed: the run failed",
+			  (unsigned long long)(STRESS_ENGINE_GRACE_NS /
+					       1000000000ULL));
 		ret = MP_EXIT_FAILURE;
 	} else if (s->error[0] || !strcmp(f->res.reason, "engine_killed") ||
 		   !strcmp(f->res.reason, "engine_failed") ||

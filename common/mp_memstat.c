@@ -68,22 +68,115 @@ int mp_meminfo(uint64_t *total, uint64_t *avail, uint64_t *swap_used)
 	return 0;
 }
 
+/*
+ * The one parser of "key value" lines (memory.stat, memory.events,
+ * memory.oom_control, /proc/vmstat): vals[i] of each keys[i] found (the
+ * list ends with NULL), their bits in the result
+ */
+static uint32_t kv_parse(const char *buf, const char *const *keys,
+			 uint64_t *vals)
+{
+	const char *p;
+	uint32_t have = 0;
+	size_t i, kl;
+
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		for (i = 0; keys[i] && i < 32; i++) {
+			kl = strlen(keys[i]);
+			if (!strncmp(p, keys[i], kl) && p[kl] == ' ') {
+				vals[i] = strtoull(p + kl + 1, NULL, 10);
+				have |= 1U << i;
+				break;
+			}
+		}
+	return have;
+}
+
 static int stat_value(const struct mp_cgroup *cg, const char *file,
 		      const char *key, uint64_t *val)
 {
-	char buf[8192], *p;
-	size_t kl = strlen(key);
+	const char *keys[] = { key, NULL };
+	char buf[8192];
 
 	if (mp_cg_read(cg, file, buf, sizeof(buf)))
 		return -1;
-	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		if (!strncmp(p, key, kl) && p[kl] == ' ') {
-			*val = strtoull(p + kl + 1, NULL, 10);
-			return 0;
-		}
-	}
+	if (kv_parse(buf, keys, val))
+		return 0;
 	errno = ENOENT;
 	return -1;
+}
+
+/* clang-format off */
+const char *const mp_vmstat_keys[] = {
+	"pgscan_direct", "pgscan_kswapd", "pgsteal_direct", "pgsteal_kswapd",
+	"workingset_refault_anon", "workingset_refault_file",
+	"pswpin", "pswpout", "pgmajfault", "oom_kill", "thp_fault_fallback",
+	NULL,
+};
+
+/* v2 names, then v1's hierarchical ones (total_*) */
+const char *const mp_cg_stat_keys[] = {
+	"pgscan", "pgsteal", "workingset_refault_anon",
+	"workingset_refault_file", "pgmajfault", "thp_fault_fallback",
+	"total_pgmajfault", "total_pgpgout", NULL,
+};
+
+/* memory.events (v2), memory.oom_control (v1) */
+const char *const mp_cg_event_keys[] = {
+	"low", "high", "max", "oom", "oom_kill", "under_oom", NULL,
+};
+/* clang-format on */
+
+/* the counter files are a few KB; their buffer is on the heap */
+#define COUNTERS_BUF 32768
+
+int mp_vmstat_read(struct mp_counters *c)
+{
+	char path[PATH_MAX], *buf = malloc(COUNTERS_BUF);
+	int ret = -1;
+
+	memset(c, 0, sizeof(*c));
+	if (buf && mp_syspath(path, sizeof(path), "/proc/vmstat") &&
+	    !mp_read_file(path, buf, COUNTERS_BUF)) {
+		c->have = kv_parse(buf, mp_vmstat_keys, c->v);
+		ret = 0;
+	}
+	free(buf);
+	return ret;
+}
+
+int mp_cg_counters_read(const struct mp_cgroup *cg, struct mp_counters *stat,
+			struct mp_counters *events)
+{
+	char *buf = malloc(COUNTERS_BUF);
+	int ret = 0;
+
+	memset(stat, 0, sizeof(*stat));
+	memset(events, 0, sizeof(*events));
+	if (buf && !mp_cg_read(cg, "memory.stat", buf, COUNTERS_BUF))
+		stat->have = kv_parse(buf, mp_cg_stat_keys, stat->v);
+	else
+		ret = -1;
+	if (buf &&
+	    !mp_cg_read(cg,
+			cg->hier->version == MP_CG_V1 ? "memory.oom_control" :
+							"memory.events",
+			buf, COUNTERS_BUF))
+		events->have = kv_parse(buf, mp_cg_event_keys, events->v);
+	else
+		ret = -1;
+	free(buf);
+	return ret;
+}
+
+void mp_counters_delta(struct mp_counters *end, const struct mp_counters *start)
+{
+	size_t i;
+
+	end->have &= start->have;
+	for (i = 0; i < MP_COUNTERS_MAX; i++)
+		end->v[i] = end->v[i] >= start->v[i] ? end->v[i] - start->v[i] :
+						       0;
 }
 
 /*

@@ -59,4 +59,34 @@ int mp_meminfo(uint64_t *total, uint64_t *avail, uint64_t *swap_used);
  */
 int mp_cg_oom_kills(const struct mp_cgroup *cg, uint64_t *kills);
 
+/*
+ * Reclaim counters, to say why a run went as it did: a set of keys of a
+ * "key value" file and the values found (bit i of have: keys[i] found).
+ */
+#define MP_COUNTERS_MAX 16
+struct mp_counters {
+	uint64_t v[MP_COUNTERS_MAX];
+	uint32_t have;
+};
+
+/*
+ * The keys read, each list ending with NULL: /proc/vmstat's pgscan and
+ * pgsteal (direct, kswapd), workingset_refault_{anon,file}, pswpin,
+ * pswpout, pgmajfault, oom_kill, thp_fault_fallback; a cgroup's
+ * memory.stat (v2 names, and v1's total_* ones); its memory.events (v2)
+ * or memory.oom_control (v1).
+ */
+extern const char *const mp_vmstat_keys[];
+extern const char *const mp_cg_stat_keys[];
+extern const char *const mp_cg_event_keys[];
+
+/* /proc/vmstat (the sysroot applies). 0 or -1 with errno. */
+int mp_vmstat_read(struct mp_counters *c);
+/* A cgroup's memory.stat and events; 0, or -1 when one could not be read */
+int mp_cg_counters_read(const struct mp_cgroup *cg, struct mp_counters *stat,
+			struct mp_counters *events);
+/* end -= start, for the keys both have (a counter that fell: 0) */
+void mp_counters_delta(struct mp_counters *end,
+		       const struct mp_counters *start);
+
 #endif

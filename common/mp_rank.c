@@ -3,6 +3,7 @@
  * Rank statistics; see mp_rank.h.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,22 +144,178 @@ double mp_rank_p_min(size_t nx, size_t ny)
 	return 1 / c;
 }
 
+/*
+ * The differences a[i] - b[j] of two sorted samples, never stored: the
+ * matrix of them falls along each row (j up) and rises down each column,
+ * so counting them below a value, or finding the next one above it, is
+ * one walk of two indices, O(na + nb).
+ */
+struct diffs {
+	const double *a, *b;
+	size_t na, nb;
+	size_t *lo, *hi; /* per row: the candidates of a selection */
+	size_t *lt, *le; /* per row: counts below a pivot */
+};
+
+/*
+ * Per row i, the count of j with a[i] - b[j] < t (lt) and <= t (le),
+ * into d->lt[] and d->le[] when given; their totals into *lt and *le
+ */
+static void diffs_count(const struct diffs *d, double t, uint64_t *lt,
+			uint64_t *le)
+{
+	size_t i, jl = d->nb, je = d->nb;
+
+	*lt = *le = 0;
+	/* as a[i] grows, fewer b[j] are beyond a[i] - t: j only falls */
+	for (i = d->na; i-- > 0;) {
+		/* a[i] - b[j] < t iff b[j] > a[i] - t */
+		while (jl > 0 && d->a[i] - d->b[jl - 1] < t)
+			jl--;
+		while (je > 0 && d->a[i] - d->b[je - 1] <= t)
+			je--;
+		if (d->lt) {
+			d->lt[i] = d->nb - jl;
+			d->le[i] = d->nb - je;
+		}
+		*lt += d->nb - jl;
+		*le += d->nb - je;
+	}
+}
+
+/* the smallest difference above t, INFINITY when none is */
+static double diffs_next(const struct diffs *d, double t)
+{
+	double best = INFINITY;
+	size_t i, j = d->nb;
+
+	for (i = d->na; i-- > 0;) {
+		while (j > 0 && d->a[i] - d->b[j - 1] <= t)
+			j--;
+		/* b[j - 1] is the largest b with a[i] - b > t */
+		if (j > 0)
+			best = fmin(best, d->a[i] - d->b[j - 1]);
+	}
+	return best;
+}
+
+/* row i's candidate c (0-based), counted from the largest b down */
+static double diffs_at(const struct diffs *d, size_t i, size_t c)
+{
+	return d->a[i] - d->b[d->nb - 1 - c];
+}
+
+/*
+ * The k-th smallest difference (1 <= k <= na * nb), by random pivots
+ * among the candidates left (Monahan's selection for the Hodges-Lehmann
+ * estimate): each pivot is counted in O(na + nb) and keeps, on average,
+ * a fixed share of the candidates, so O((na + nb) log(na nb)) in all.
+ * Row i holds its differences in rising order at candidate c = 0..nb-1
+ * (b from its largest down). NAN when memory runs out.
+ */
+static double diffs_kth(struct diffs *d, uint64_t k)
+{
+	uint64_t left, lt, le, below = 0, seed = 0x9e3779b97f4a7c15ULL;
+	double res = NAN, pivot, *buf = NULL;
+	size_t i, n = 0, cap = d->na + d->nb;
+
+	d->lo = calloc(d->na, sizeof(*d->lo));
+	d->hi = malloc(d->na * sizeof(*d->hi));
+	d->lt = malloc(d->na * sizeof(*d->lt));
+	d->le = malloc(d->na * sizeof(*d->le));
+	buf = malloc(cap * sizeof(*buf));
+	if (!d->lo || !d->hi || !d->lt || !d->le || !buf)
+		goto out;
+	for (i = 0; i < d->na; i++)
+		d->hi[i] = d->nb;
+	/* candidates of row i: [lo, hi); "below" counts those dropped under */
+	for (;;) {
+		for (left = 0, i = 0; i < d->na; i++)
+			left += d->hi[i] - d->lo[i];
+		if (left <= cap)
+			break;
+		seed ^= seed << 13;
+		seed ^= seed >> 7;
+		seed ^= seed << 17;
+		left = seed % left;
+		for (i = 0; left >= d->hi[i] - d->lo[i]; i++)
+			left -= d->hi[i] - d->lo[i];
+		pivot = diffs_at(d, i, d->lo[i] + left);
+		diffs_count(d, pivot, &lt, &le);
+		if (k <= lt) {
+			for (i = 0; i < d->na; i++)
+				if (d->hi[i] > d->lt[i])
+					d->hi[i] = d->lt[i];
+		} else if (k <= le) {
+			res = pivot;
+			goto out;
+		} else {
+			for (i = 0; i < d->na; i++)
+				if (d->lo[i] < d->le[i])
+					d->lo[i] = d->le[i];
+		}
+		for (below = 0, i = 0; i < d->na; i++)
+			below += d->lo[i];
+	}
+	for (i = 0; i < d->na; i++) {
+		size_t c;
+
+		for (c = d->lo[i]; c < d->hi[i]; c++)
+			buf[n++] = diffs_at(d, i, c);
+	}
+	qsort(buf, n, sizeof(*buf), cmp_double);
+	if (k > below && k - below <= n)
+		res = buf[k - below - 1];
+out:
+	free(d->lo);
+	free(d->hi);
+	free(d->lt);
+	free(d->le);
+	d->lo = d->hi = d->lt = d->le = NULL;
+	free(buf);
+	return res;
+}
+
+/* a sorted copy of v[n], or NULL */
+static double *sorted_copy(const double *v, size_t n)
+{
+	double *s = malloc(n * sizeof(*s));
+
+	if (!s)
+		return NULL;
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_double);
+	return s;
+}
+
 double mp_hodges_lehmann(const double *x, size_t nx, const double *y, size_t ny)
 {
-	double *d, med;
-	size_t i, j, n = nx * ny;
+	struct diffs d = { .na = ny, .nb = nx };
+	uint64_t n = (uint64_t)nx * ny;
+	double *xs, *ys, med = NAN, lo;
 
 	if (!n)
 		return NAN;
-	d = malloc(n * sizeof(*d));
-	if (!d)
-		return NAN;
-	for (i = 0; i < nx; i++)
-		for (j = 0; j < ny; j++)
-			d[i * ny + j] = y[j] - x[i];
-	qsort(d, n, sizeof(*d), cmp_double);
-	med = n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
-	free(d);
+	xs = sorted_copy(x, nx);
+	ys = sorted_copy(y, ny);
+	if (!xs || !ys)
+		goto out;
+	/* the differences y[j] - x[i]: a = y, b = x */
+	d.a = ys;
+	d.b = xs;
+	lo = diffs_kth(&d, n / 2 + (n % 2));
+	if (n % 2 || isnan(lo)) {
+		med = lo;
+	} else {
+		uint64_t lt, le;
+
+		/* the next one: lo again when it repeats, else the next above */
+		diffs_count(&d, lo, &lt, &le);
+		med = (lo + (le > n / 2 ? lo : diffs_next(&d, lo))) / 2;
+	}
+out:
+	free(xs);
+	free(ys);
 	return med;
 }
 
@@ -186,51 +343,67 @@ static double p_shifted(const double *x, size_t nx, const double *q, size_t ny,
 
 double mp_rank_mde(const double *x, size_t nx, size_t ny, double alpha)
 {
-	double *xs, *q, *y, *b, res = NAN, top;
-	size_t i, j, nb = 0, lo, hi;
+	double *xs = NULL, *q = NULL, *y = NULL, res = NAN, top, blo, bhi;
+	struct diffs d = { .na = nx, .nb = ny };
+	uint64_t lt, le, le2, nb, lo, hi;
+	size_t j;
 
 	if (!nx || !ny || mp_rank_p_min(nx, ny) > alpha)
 		return NAN;
-	xs = malloc(nx * sizeof(*xs));
+	xs = sorted_copy(x, nx);
 	q = malloc(ny * sizeof(*q));
 	y = malloc(ny * sizeof(*y));
-	b = malloc((nx * ny + 1) * sizeof(*b));
-	if (!xs || !q || !y || !b)
+	if (!xs || !q || !y)
 		goto out;
-	memcpy(xs, x, nx * sizeof(*xs));
-	qsort(xs, nx, sizeof(*xs), cmp_double);
 	for (j = 0; j < ny; j++)
 		q[j] = quantile(xs, nx, (j + 0.5) / (double)ny);
 	/*
 	 * The ranks, so the p-value, change only where a moved sample
 	 * passes a sample of x: at d = x[i] - q[j]. Between two such points
 	 * p is constant and it falls as d grows; find the first interval
-	 * where p <= alpha by bisection over the intervals.
+	 * where p <= alpha by bisection over the intervals. The points are
+	 * b[0] = 0 and the positive differences in rising order, b[t] the
+	 * (le + t)-th difference of all: selected, never stored (q rises
+	 * with j, as the selection needs)
 	 */
-	b[nb++] = 0;
-	for (i = 0; i < nx; i++)
-		for (j = 0; j < ny; j++)
-			if (xs[i] - q[j] > 0)
-				b[nb++] = xs[i] - q[j];
-	qsort(b, nb, sizeof(*b), cmp_double);
-	top = b[nb - 1] + fmax(1, fabs(b[nb - 1]));
+	d.a = xs;
+	d.b = q;
+	diffs_count(&d, 0, &lt, &le);
+	nb = 1 + (uint64_t)nx * ny - le;
+	top = NAN;
 	lo = 0;
 	hi = nb - 1; /* the last interval, (b[nb-1], inf), always passes */
 	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		double d = mid + 1 < nb ? (b[mid] + b[mid + 1]) / 2 : top;
+		uint64_t mid = (lo + hi) / 2;
+		double dd;
 
-		if (p_shifted(xs, nx, q, ny, d, y) <= alpha)
+		blo = mid ? diffs_kth(&d, le + mid) : 0;
+		if (isnan(blo))
+			goto out;
+		if (mid + 1 < nb) {
+			bhi = diffs_next(&d, blo);
+			/* b[mid + 1] repeats b[mid] when the count says so */
+			diffs_count(&d, blo, &lt, &le2);
+			if (mid && le2 >= le + mid + 1)
+				bhi = blo;
+			dd = (blo + bhi) / 2;
+		} else {
+			if (isnan(top)) {
+				bhi = diffs_kth(&d, (uint64_t)nx * ny);
+				top = bhi + fmax(1, fabs(bhi));
+			}
+			dd = top;
+		}
+		if (p_shifted(xs, nx, q, ny, dd, y) <= alpha)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	res = b[lo];
+	res = lo ? diffs_kth(&d, le + lo) : 0;
 out:
 	free(xs);
 	free(q);
 	free(y);
-	free(b);
 	return res;
 }
 

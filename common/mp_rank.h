@@ -28,7 +28,11 @@ double mp_rank_p_greater(const double *x, size_t nx, const double *y,
 /* The smallest p-value nx and ny samples can give: 1 / C(nx + ny, ny). */
 double mp_rank_p_min(size_t nx, size_t ny);
 
-/* Hodges-Lehmann shift: the median of all differences y[j] - x[i]. */
+/*
+ * Hodges-Lehmann shift: the median of all differences y[j] - x[i],
+ * selected without storing them: O((nx + ny) log(nx ny)) time on average,
+ * O(nx + ny) memory.
+ */
 double mp_hodges_lehmann(const double *x, size_t nx, const double *y,
 			 size_t ny);
 
@@ -37,6 +41,9 @@ double mp_hodges_lehmann(const double *x, size_t nx, const double *y,
  * spread as x is (its quantiles at (j + 1/2) / ny), moved up by d, give
  * mp_rank_p_greater() <= alpha against x. NAN when no shift can (too few
  * samples for alpha). The same holds for a shift down, by symmetry.
+ * A bisection over the points where the ranks change, each selected as
+ * mp_hodges_lehmann() selects: O(nx + ny) memory, O((nx + ny)
+ * log^2(nx ny)) time on average.
  */
 double mp_rank_mde(const double *x, size_t nx, size_t ny, double alpha);
 

@@ -118,6 +118,55 @@ const struct mp_metric mp_metrics[] = {
 	  "the run (strategies)" },
 	{ "pressure_full_us", { NULL }, MP_BETTER_LOWER, 30, 100, 10000,
 	  "us", "the same, full" },
+	/*
+	 * Why a run went as it did: the reclaim counters' growth over it,
+	 * the host's (the guest's, in a VM) and the run cgroup's. Shown,
+	 * never judged; --compare names those that moved most beside each
+	 * verdict
+	 */
+#define MP_COUNTER(n, p, h) { n, { p }, MP_BETTER_LOWER, 5, 50, 1, "count", \
+			      h, .info = true, .counter = true }
+	MP_COUNTER("vmstat_pgscan_direct", "vmstat.pgscan_direct",
+		   "pages scanned by direct reclaim (host /proc/vmstat)"),
+	MP_COUNTER("vmstat_pgscan_kswapd", "vmstat.pgscan_kswapd",
+		   "pages scanned by kswapd"),
+	MP_COUNTER("vmstat_pgsteal_direct", "vmstat.pgsteal_direct",
+		   "pages reclaimed by direct reclaim"),
+	MP_COUNTER("vmstat_pgsteal_kswapd", "vmstat.pgsteal_kswapd",
+		   "pages reclaimed by kswapd"),
+	MP_COUNTER("vmstat_refault_anon", "vmstat.workingset_refault_anon",
+		   "anonymous pages faulted back soon after reclaim"),
+	MP_COUNTER("vmstat_refault_file", "vmstat.workingset_refault_file",
+		   "file pages faulted back soon after reclaim"),
+	MP_COUNTER("vmstat_pswpin", "vmstat.pswpin", "pages swapped in"),
+	MP_COUNTER("vmstat_pswpout", "vmstat.pswpout", "pages swapped out"),
+	MP_COUNTER("vmstat_pgmajfault", "vmstat.pgmajfault",
+		   "major page faults"),
+	MP_COUNTER("vmstat_oom_kill", "vmstat.oom_kill",
+		   "OOM kills on the whole host"),
+	MP_COUNTER("vmstat_thp_fault_fallback", "vmstat.thp_fault_fallback",
+		   "huge page faults that fell back to small pages"),
+	MP_COUNTER("cg_pgscan", "cgroup_counters.memory_stat.pgscan",
+		   "pages scanned in the run's cgroup (v2 memory.stat)"),
+	MP_COUNTER("cg_pgsteal", "cgroup_counters.memory_stat.pgsteal",
+		   "pages reclaimed in the run's cgroup (v2)"),
+	MP_COUNTER("cg_refault_anon",
+		   "cgroup_counters.memory_stat.workingset_refault_anon",
+		   "anonymous refaults in the run's cgroup"),
+	MP_COUNTER("cg_refault_file",
+		   "cgroup_counters.memory_stat.workingset_refault_file",
+		   "file refaults in the run's cgroup"),
+	{ "cg_pgmajfault", { "cgroup_counters.memory_stat.pgmajfault",
+			     "cgroup_counters.memory_stat.total_pgmajfault" },
+	  MP_BETTER_LOWER, 5, 50, 1, "count",
+	  "major faults in the run's cgroup", .info = true, .counter = true },
+	MP_COUNTER("cg_pgpgout", "cgroup_counters.memory_stat.total_pgpgout",
+		   "pages uncharged from the run's cgroup (v1)"),
+	MP_COUNTER("cg_high_events", "cgroup_counters.memory_events.high",
+		   "times the run's cgroup went over memory.high (v2)"),
+	MP_COUNTER("cg_max_events", "cgroup_counters.memory_events.max",
+		   "times it hit memory.max (v2)"),
+#undef MP_COUNTER
 };
 /* clang-format on */
 
@@ -406,6 +455,128 @@ int mp_report_summarize(json_t *scenario)
 	return 0;
 }
 
+/* numbers of a JSON array, sorted into *v (malloc'd); count, 0 if none */
+static size_t sorted_numbers(const json_t *arr, double **v)
+{
+	json_t *e;
+	size_t i, n = 0;
+
+	*v = malloc((json_array_size(arr) + 1) * sizeof(**v));
+	if (!*v)
+		return 0;
+	json_array_foreach(arr, i, e)
+		if (json_is_number(e))
+			(*v)[n++] = json_number_value(e);
+	qsort(*v, n, sizeof(**v), cmp_double);
+	return n;
+}
+
+/*
+ * One number as a document holds it: written with 9 significant digits
+ * (mp_json_emit()), so read back within a part in 10^8
+ */
+static bool same_number(double a, double b)
+{
+	return a == b || fabs(a - b) <= 1e-8 * fmax(fabs(a), fabs(b));
+}
+
+/*
+ * The same numbers under @key of two summaries, in any order (the
+ * samples), or in the same order (@ordered: the boot medians)
+ */
+static bool same_numbers(const json_t *a, const json_t *b, const char *key,
+			 bool ordered)
+{
+	json_t *x = json_object_get(a, key), *y = json_object_get(b, key);
+	double *u = NULL, *w = NULL;
+	size_t n, m, i;
+	bool same;
+
+	if (!x || !y)
+		return !x && !y;
+	if (ordered) {
+		if (json_array_size(x) != json_array_size(y))
+			return false;
+		for (i = 0; i < json_array_size(x); i++)
+			if (!same_number(json_number_value(json_array_get(x, i)),
+					 json_number_value(
+						 json_array_get(y, i))))
+				return false;
+		return true;
+	}
+	n = sorted_numbers(x, &u);
+	m = sorted_numbers(y, &w);
+	same = u && w && n == m && n == json_array_size(x) &&
+	       m == json_array_size(y);
+	for (i = 0; same && i < n; i++)
+		same = same_number(u[i], w[i]);
+	free(u);
+	free(w);
+	return same;
+}
+
+int mp_report_resummarize(json_t *doc, const char *what, struct mp_err *err)
+{
+	json_t *sc, *fresh, *stored, *f, *s;
+	const char *key, *name;
+	double a, b;
+	size_t i;
+	int ret = 0;
+
+	json_array_foreach(json_object_get(doc, "scenarios"), i, sc) {
+		name = json_string_value(json_object_get(sc, "name")) ?: "?";
+		fresh = json_object();
+		s = json_object_get(sc, "runs") ?
+			    json_pack("{s:O, s:o}", "runs",
+				      json_object_get(sc, "runs"), "metrics",
+				      fresh) :
+			    json_pack("{s:[], s:o}", "runs", "metrics", fresh);
+		if (!s || mp_report_summarize(s)) {
+			json_decref(s);
+			return mp_errf(err, MP_EXIT_FAILURE, ENOMEM,
+				       "cannot summarize '%s'", what);
+		}
+		stored = json_object_get(sc, "metrics");
+		json_object_foreach(stored, key, f) {
+			json_t *g = json_object_get(fresh, key);
+
+			/*
+			 * not a metric of the table, or none of its runs:
+			 * an older mpctl's (whose table took other paths),
+			 * never compared. NEW without it where BASE has it
+			 * is a missing metric, as for any other
+			 */
+			if (!mp_metric_find(key) || !g)
+				continue;
+			if (mp_json_path_num(f, "median", &a) ||
+			    mp_json_path_num(g, "median", &b) ||
+			    !same_number(a, b) ||
+			    !same_numbers(f, g, "samples", false) ||
+			    !same_numbers(f, g, "boot_medians", true)) {
+				ret = mp_errf(err, MP_EXIT_DATAERR, 0,
+					      "'%s': scenario '%s': the summary "
+					      "of '%s' disagrees with its runs "
+					      "(median %g, the runs give %g)",
+					      what, name, key,
+					      json_number_value(
+						      json_object_get(f,
+								      "median")),
+					      json_number_value(
+						      json_object_get(g,
+								      "median")));
+				break;
+			}
+		}
+		/* the summaries compared are the runs', made here */
+		if (!ret)
+			json_object_set(sc, "metrics", fresh);
+		json_decref(s);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 json_t *mp_report_scenario(const json_t *doc, const char *name)
 {
 	json_t *sc = json_object_get(doc, "scenarios"), *s;
@@ -418,6 +589,31 @@ json_t *mp_report_scenario(const json_t *doc, const char *name)
 			return s;
 	}
 	return NULL;
+}
+
+/*
+ * Every scenario is found by its name: one without a name, or two of one
+ * name, would be left out of a comparison without a word
+ */
+static int check_names(const json_t *doc, const char *what, struct mp_err *err)
+{
+	json_t *scs = json_object_get(doc, "scenarios"), *sc;
+	size_t i;
+
+	json_array_foreach(scs, i, sc) {
+		const char *name =
+			json_string_value(json_object_get(sc, "name"));
+
+		if (!name || !name[0])
+			return mp_errf(err, MP_EXIT_DATAERR, 0,
+				       "'%s': scenario %zu has no name", what,
+				       i + 1);
+		if (mp_report_scenario(doc, name) != sc)
+			return mp_errf(err, MP_EXIT_DATAERR, 0,
+				       "'%s': two scenarios are named '%s'",
+				       what, name);
+	}
+	return 0;
 }
 
 int mp_report_check(const json_t *doc, const char *what, struct mp_err *err)
@@ -447,7 +643,7 @@ int mp_report_check(const json_t *doc, const char *what, struct mp_err *err)
 	if (!json_is_array(json_object_get(doc, "scenarios")))
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "'%s' has no \"scenarios\" array", what);
-	return 0;
+	return check_names(doc, what, err);
 }
 
 int mp_noise_check(const json_t *doc, const char *what, struct mp_err *err)
@@ -470,11 +666,19 @@ int mp_noise_check(const json_t *doc, const char *what, struct mp_err *err)
 				       "'%s': noise of '%s' is not an object",
 				       what, scenario);
 		json_object_foreach(metrics, metric, v) {
-			if (!json_is_number(v) || !(json_number_value(v) >= 0))
+			if (!mp_metric_find(metric))
+				return mp_errf(err, MP_EXIT_DATAERR, 0,
+					       "'%s': noise of %s: no metric "
+					       "is named '%s'",
+					       what, scenario, metric);
+			if (!json_is_number(v) ||
+			    !(json_number_value(v) >= 0 &&
+			      json_number_value(v) <= MP_NOISE_MAX_PCT))
 				return mp_errf(err, MP_EXIT_DATAERR, 0,
 					       "'%s': noise of %s %s is not a "
-					       "percentage",
-					       what, scenario, metric);
+					       "percentage from 0 to %d",
+					       what, scenario, metric,
+					       MP_NOISE_MAX_PCT);
 		}
 	}
 	return 0;
@@ -828,10 +1032,182 @@ static json_t *absent_row(const char *scenario, const struct mp_metric *m,
 	return row;
 }
 
+/* how far a counter row moved, for ranking: |delta_pct|, from 0: huge */
+static double moved(const json_t *row)
+{
+	json_t *pct = json_object_get(row, "delta_pct");
+	double d = json_number_value(json_object_get(row, "delta"));
+
+	if (json_is_number(pct))
+		return fabs(json_number_value(pct));
+	return d != 0 ? INFINITY : 0;
+}
+
+/*
+ * Beside each verdict (worse, better), the counters of its scenario that
+ * moved most, as mmtests prints reclaim efficiency beside its results:
+ * row "counters", up to three {metric, base, new, delta_pct}
+ */
+static void attach_counters(json_t *rows)
+{
+	json_t *row, *c;
+	size_t i, j, k;
+
+	json_array_foreach(rows, i, row) {
+		const char *v =
+			json_string_value(json_object_get(row, "verdict"));
+		const char *sc =
+			json_string_value(json_object_get(row, "scenario"));
+		const json_t *top[3] = { NULL };
+		json_t *arr;
+
+		if (!v || (strcmp(v, "worse") && strcmp(v, "better")))
+			continue;
+		json_array_foreach(rows, j, c) {
+			const struct mp_metric *m =
+				mp_metric_find(json_string_value(
+					json_object_get(c, "metric")));
+
+			if (!m || !m->counter || moved(c) == 0 ||
+			    strcmp(sc, json_string_value(
+					       json_object_get(c, "scenario"))))
+				continue;
+			for (k = 0; k < 3; k++) {
+				if (top[k] && moved(top[k]) >= moved(c))
+					continue;
+				memmove(&top[k + 1], &top[k],
+					(2 - k) * sizeof(top[0]));
+				top[k] = c;
+				break;
+			}
+		}
+		arr = json_array();
+		for (k = 0; k < 3 && top[k]; k++)
+			json_array_append_new(
+				arr,
+				json_pack("{s:O, s:O, s:O, s:O}", "metric",
+					  json_object_get(top[k], "metric"),
+					  "base",
+					  json_object_get(top[k], "base"),
+					  "new", json_object_get(top[k], "new"),
+					  "delta_pct",
+					  json_object_get(top[k], "delta_pct") ?:
+						  json_null()));
+		json_object_set_new(row, "counters", arr);
+	}
+}
+
+/* the kernel a report ran on, for a headline: its release, or "?" */
+static const char *kernel_of(const json_t *doc)
+{
+	const char *k =
+		json_string_value(mp_json_path(doc, "system.kernel_release"));
+
+	return k ? k : "?";
+}
+
+/*
+ * One regression as a developer reads it first, in LKP's words:
+ * "-18.2% regression of kernel-shrinker.chunks_freed (6.1 -> 6.12),
+ * above a 2.0% minimum effect, p=0.003"; a rule's verdict says its rule.
+ * The object holds the numbers the text gives.
+ */
+static json_t *headline_of(const json_t *row, const char *bk, const char *nk)
+{
+	const char *sc = json_string_value(json_object_get(row, "scenario"));
+	const char *m = json_string_value(json_object_get(row, "metric"));
+	const char *rule = json_string_value(json_object_get(row, "rule"));
+	json_t *h, *jp = json_object_get(row, "delta_pct");
+	double base = json_number_value(json_object_get(row, "base"));
+	double floor_abs =
+		json_number_value(json_object_get(row, "min_effect"));
+	double p = json_number_value(json_object_get(row, "p_value"));
+	double min_pct = NAN;
+	char text[512];
+
+	if (base != 0 && json_is_number(json_object_get(row, "min_effect")))
+		min_pct = round(floor_abs / fabs(base) * 1000) / 10;
+	if (rule && !strcmp(rule, "oom"))
+		snprintf(text, sizeof(text),
+			 "new OOM kills in %s (%s -> %s: %g -> %g): no BASE "
+			 "run had one",
+			 sc, bk, nk, base,
+			 json_number_value(json_object_get(row, "new")));
+	else if (rule && !strcmp(rule, "none"))
+		snprintf(text, sizeof(text),
+			 "%s.%s not measured (%s -> %s): no %s in any run of "
+			 "NEW",
+			 sc, m, bk, nk,
+			 json_string_value(json_object_get(row, "per")));
+	else if (json_is_number(jp) && isfinite(min_pct))
+		snprintf(text, sizeof(text),
+			 "%+.1f%% regression of %s.%s (%s -> %s), above a "
+			 "%.1f%% minimum effect, p=%.2g",
+			 json_number_value(jp), sc, m, bk, nk, min_pct, p);
+	else
+		snprintf(text, sizeof(text),
+			 "regression of %s.%s (%s -> %s), above a minimum "
+			 "effect of %g, p=%.2g",
+			 sc, m, bk, nk, floor_abs, p);
+	h = json_object();
+	json_object_set_new(h, "scenario", json_string(sc));
+	json_object_set_new(h, "metric", json_string(m));
+	json_object_set_new(h, "base_kernel", json_string(bk));
+	json_object_set_new(h, "new_kernel", json_string(nk));
+	json_object_set(h, "delta_pct", jp ? jp : json_null());
+	mp_json_set(h, "min_effect_pct",
+		    isfinite(min_pct) ? json_real(min_pct) : NULL);
+	json_object_set(h, "p_value",
+			json_object_get(row, "p_value") ?: json_null());
+	mp_json_set(h, "rule", rule ? json_string(rule) : NULL);
+	json_object_set_new(h, "text", json_string(text));
+	return h;
+}
+
+/* a rule's verdict first, then the largest change */
+static int cmp_headline(const void *a, const void *b)
+{
+	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	bool rx = json_is_string(json_object_get(x, "rule"));
+	bool ry = json_is_string(json_object_get(y, "rule"));
+	double dx = fabs(json_number_value(json_object_get(x, "delta_pct")));
+	double dy = fabs(json_number_value(json_object_get(y, "delta_pct")));
+
+	if (rx != ry)
+		return rx ? -1 : 1;
+	return dx > dy ? -1 : dx < dy;
+}
+
+/* The regressions of @rows, headlines in the order a reader wants them. */
+static json_t *headlines(const json_t *rows, const json_t *base,
+			 const json_t *cur)
+{
+	json_t *arr = json_array(), *row, **v;
+	size_t i, n = 0;
+
+	v = calloc(json_array_size(rows) + 1, sizeof(*v));
+	if (!v)
+		return arr;
+	json_array_foreach(rows, i, row) {
+		const char *verdict =
+			json_string_value(json_object_get(row, "verdict"));
+
+		if (verdict && !strcmp(verdict, "worse"))
+			v[n++] = headline_of(row, kernel_of(base),
+					     kernel_of(cur));
+	}
+	qsort(v, n, sizeof(*v), cmp_headline);
+	for (i = 0; i < n; i++)
+		json_array_append_new(arr, v[i]);
+	free(v);
+	return arr;
+}
+
 json_t *mp_report_compare(const json_t *base, const json_t *cur,
 			  const struct mp_compare_opts *o, struct mp_err *err)
 {
-	json_t *doc, *rows, *missing, *mmetrics, *bsc, *sc, *csc, *row;
+	json_t *doc, *rows, *missing, *mmetrics, *unusable, *bsc, *sc, *csc,
+		*row;
 	size_t i, k, worse = 0, better = 0, unsure = 0;
 	char name_metric[256];
 
@@ -842,6 +1218,7 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 	rows = json_array();
 	missing = json_array();
 	mmetrics = json_array();
+	unusable = json_array();
 	bsc = json_object_get(base, "scenarios");
 	json_array_foreach(bsc, i, sc) {
 		const char *name =
@@ -874,8 +1251,14 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 						      json_string(name_metric));
 				continue;
 			}
-			if (!row)
+			if (!row) {
+				/* both have it, and no row: nothing to judge */
+				snprintf(name_metric, sizeof(name_metric),
+					 "%s/%s", name, m->name);
+				json_array_append_new(unusable,
+						      json_string(name_metric));
 				continue;
+			}
 			if (m->info)
 				json_object_set_new(row, "verdict",
 						    json_string("info"));
@@ -907,11 +1290,14 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
 	json_object_set_new(doc, "rows", rows);
 	json_object_set_new(doc, "missing_scenarios", missing);
 	json_object_set_new(doc, "missing_metrics", mmetrics);
+	json_object_set_new(doc, "unusable_metrics", unusable);
 	json_object_set_new(doc, "regressions",
 			    json_integer((json_int_t)worse));
 	json_object_set_new(doc, "improvements",
 			    json_integer((json_int_t)better));
 	json_object_set_new(doc, "unsure", json_integer((json_int_t)unsure));
+	attach_counters(rows);
+	json_object_set_new(doc, "headline", headlines(rows, base, cur));
 	return doc;
 }
 
@@ -932,6 +1318,8 @@ static const char *const alike_keys[] = {
 	"parameters.lazyfree",
 	"parameters.answer_delay_ns",
 	"shrinker",
+	/* the backend that ran (parameters.backend may say "auto") */
+	"backend",
 	NULL,
 };
 
@@ -1012,12 +1400,16 @@ int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err)
 
 		if (!br || !cr)
 			continue;
+		snprintf(where, sizeof(where), "%s: ", name);
 		/* a listen run's stress document shapes it too */
+		if (json_object_get(br, "stress"))
+			differ(json_object_get(br, "backend"),
+			       json_object_get(cr, "backend"), where,
+			       "listen backend", buf, sizeof(buf));
 		if (json_object_get(br, "stress"))
 			br = json_object_get(br, "stress");
 		if (json_object_get(cr, "stress"))
 			cr = json_object_get(cr, "stress");
-		snprintf(where, sizeof(where), "%s: ", name);
 		for (k = 0; alike_keys[k]; k++) {
 			json_t *b = alike_get(br, alike_keys[k]);
 			json_t *c = alike_get(cr, alike_keys[k]);

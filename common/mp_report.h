@@ -7,8 +7,9 @@
  * the documents of its runs ("runs", as "mpctl stress --json" writes them)
  * and, per metric, a summary of the samples taken from those runs
  * ("metrics": {"<name>": {"median", "min", "max", "spread_pct", "n",
- * "samples"[, "boot_medians"]}}). Comparison works on the summaries only,
- * so it needs nothing but the two documents. Nothing here prints.
+ * "samples"[, "boot_medians"]}}). Comparison works on the summaries,
+ * which mp_report_resummarize() makes again from the runs (and refuses
+ * a document whose summaries are not its runs'). Nothing here prints.
  */
 #ifndef MP_REPORT_H
 #define MP_REPORT_H
@@ -26,6 +27,8 @@
 #define MP_COMPARE_SCHEMA_VERSION 2
 #define MP_NOISE_SCHEMA		  "mpctl-noise-profile"
 #define MP_NOISE_SCHEMA_VERSION	  1
+/* the widest spread a noise profile may give, percent of the median */
+#define MP_NOISE_MAX_PCT 1000
 /* one-sided significance level of a verdict unless told otherwise */
 #define MP_COMPARE_ALPHA 0.05
 
@@ -58,6 +61,11 @@ struct mp_metric {
 	 * regression (rule "none"), not missing data
 	 */
 	const char *per;
+	/*
+	 * A reclaim counter's growth over the run (info too): --compare
+	 * names the counters that moved most beside each verdict
+	 */
+	bool counter;
 };
 
 extern const struct mp_metric mp_metrics[];
@@ -89,6 +97,18 @@ json_t *mp_summary(const double *v, size_t n);
  */
 int mp_report_summarize(json_t *scenario);
 
+/*
+ * Make every scenario's "metrics" again from its "runs", as
+ * mp_report_summarize() does, and refuse a document whose summaries say
+ * otherwise: a metric whose median, samples or boot medians are not its
+ * runs'. Summaries edited by hand or pooled by a script that kept the
+ * old ones would else be judged instead of the runs. A summary no run
+ * gives (an older mpctl's table took other paths) is dropped: only what
+ * the runs hold is compared. 0 (the metrics replaced), or -1 with err
+ * (MP_EXIT_DATAERR) naming @what, the scenario and the metric.
+ */
+int mp_report_resummarize(json_t *doc, const char *what, struct mp_err *err);
+
 struct mp_compare_opts {
 	double min_effect_pct; /* < 0: each metric's default */
 	double alpha;	       /* one-sided significance level, 0 < a < 1 */
@@ -104,8 +124,8 @@ struct mp_compare_opts {
 /*
  * Whether two reports measured the same thing: the settings and each
  * scenario's run parameters that shape the numbers (limit, duration,
- * chunk, threads, overcommit, swap, backend, emulation, hog, strategy,
- * the shrinker's mode). 0, or -1 with err (MP_EXIT_DATAERR) naming every
+ * chunk, threads, overcommit, swap, the backend asked for and the one
+ * that ran, emulation, hog, strategy, the shrinker's mode). 0, or -1 with err (MP_EXIT_DATAERR) naming every
  * difference ("scenario: key BASE -> NEW; ...").
  */
 int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err);
@@ -144,7 +164,9 @@ int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err);
  * BASE run had none makes the oom_kills row "worse" (rule "oom"); a
  * scenario that ran in BASE and is absent, skipped or failed in NEW is
  * listed in "missing_scenarios", a metric of such a scenario that NEW
- * lacks in "missing_metrics" ("scenario/metric"); judged rows that cannot
+ * lacks in "missing_metrics" ("scenario/metric"), a metric both have
+ * without samples to judge (or memory ran out) in "unusable_metrics";
+ * judged rows that cannot
  * reach a verdict on a headline metric are counted in "unsure". Metrics
  * marked info get the
  * verdict "info".
@@ -159,14 +181,20 @@ json_t *mp_report_compare(const json_t *base, const json_t *cur,
  */
 int mp_report_usable(const json_t *doc, const char *what, struct mp_err *err);
 
-/* Check a loaded report: 0, or -1 with a message naming what is wrong. */
+/*
+ * Check a loaded report: 0, or -1 with a message naming what is wrong
+ * (status 1 for another schema, MP_EXIT_DATAERR for a scenario without
+ * a name or two of one name).
+ */
 int mp_report_check(const json_t *doc, const char *what, struct mp_err *err);
 
 /*
  * Whether @doc is a noise profile this mpctl reads: schema
  * "mpctl-noise-profile" version 1 and a "noise" object of scenarios, each
- * an object of metrics with a spread in percent (a number >= 0). 0, or -1
- * with err (MP_EXIT_DATAERR) naming @what and the first problem.
+ * an object of metrics of the table with a spread in percent (a number
+ * from 0 to MP_NOISE_MAX_PCT: beyond, the metric cannot be judged at
+ * all, leave it out). 0, or -1 with err (MP_EXIT_DATAERR) naming @what
+ * and the first problem. The scenario names are the caller's to check.
  */
 int mp_noise_check(const json_t *doc, const char *what, struct mp_err *err);
 

@@ -36,6 +36,12 @@ struct stress_engine {
 	uint64_t start_ns;
 	int started;
 	bool have_rthr;
+	/*
+	 * The reclaim thread's own stop, set once the allocators are
+	 * joined: an allocation still faulting in when shm->stop comes is
+	 * answered, never left to the OOM killer by a teardown
+	 */
+	int reclaim_stop;
 };
 
 #define LOAD(x)	  __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -219,7 +225,7 @@ static void *reclaim_thread(void *arg)
 		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid),
 			    e->cfg->reclaim_nice);
 run:
-	while (!LOAD(e->shm->stop)) {
+	while (!LOAD(e->reclaim_stop)) {
 		if (stopped_answering(e)) {
 			sleep_ns(20000000);
 			continue;
@@ -317,9 +323,11 @@ int stress_engine_stop(struct stress_engine *e)
 	struct stress_shared *shm = e->shm;
 	int i, ret;
 
+	/* the allocators first, answered until the last one is out */
 	SET(shm->stop, 1);
 	for (i = 0; i < e->started; i++)
 		pthread_join(e->thr[i], NULL);
+	SET(e->reclaim_stop, 1);
 	if (e->have_rthr)
 		pthread_join(e->rthr, NULL);
 	mp_chunks_destroy(e->pool);

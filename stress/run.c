@@ -143,6 +143,8 @@ struct run {
 	bool have_ms;
 	uint64_t footprint; /* chunks the allocators aim at */
 	uint64_t oom_base;
+	/* the counters at the start (stress_result's, at the end) */
+	struct mp_counters vm0, cgs0, cge0;
 	struct mp_child engine;
 	struct mp_child cotenant; /* --cotenant, else never started */
 	struct hog hog;
@@ -516,11 +518,12 @@ static void reap(struct run *r)
 	mp_child_reap(&r->cotenant);
 }
 
-static void stop_engine(struct run *r)
+/* 1 when the engine did not end within the grace and was SIGKILLed */
+static int stop_engine(struct run *r)
 {
 	if (r->shm)
 		__atomic_store_n(&r->shm->stop, 1, __ATOMIC_RELAXED);
-	mp_child_stop(&r->engine, 0, 5000000000ULL);
+	return mp_child_stop(&r->engine, 0, STRESS_ENGINE_GRACE_NS);
 }
 
 /* after stop_engine(): shm->stop tells it too */
@@ -655,10 +658,28 @@ static void finish(struct run *r)
 {
 	struct stress_result *res = r->res;
 	const struct mp_cgroup *cg = r->c.cg;
-	uint64_t v = 0;
+	uint64_t v = 0, oom_end = 0;
 
+	/*
+	 * The OOM kills are the run's up to its end, read before anything
+	 * is torn down: a kill while the engine stops is the teardown's,
+	 * counted apart (the engine answers its last allocations before it
+	 * stops answering, so there should be none)
+	 */
+	if (cg && !mp_cg_oom_kills(r->c.engine_cg, &v))
+		res->oom_kills = v > r->oom_base ? v - r->oom_base : 0;
+	oom_end = v;
+	/* the counters of the run, not of its teardown, as the OOM kills */
+	if (!mp_vmstat_read(&res->vmstat))
+		mp_counters_delta(&res->vmstat, &r->vm0);
+	if (cg) {
+		mp_cg_counters_read(cg, &res->cg_stat, &res->cg_events);
+		mp_counters_delta(&res->cg_stat, &r->cgs0);
+		mp_counters_delta(&res->cg_events, &r->cge0);
+	}
 	/* stop the engine, the co-tenant, then the hog; wait for them */
-	stop_engine(r);
+	if (stop_engine(r) > 0)
+		res->reason = "engine_unresponsive";
 	res->cotenant_killed = r->cotenant.pid > 0 && r->cotenant.exited &&
 			       WIFSIGNALED(r->cotenant.status);
 	stop_cotenant(r);
@@ -674,8 +695,9 @@ static void finish(struct run *r)
 	    v > res->peak)
 		res->peak = v;
 	v = 0;
-	if (cg && !mp_cg_oom_kills(r->c.engine_cg, &v))
-		res->oom_kills = v > r->oom_base ? v - r->oom_base : 0;
+	if (cg && !mp_cg_oom_kills(r->c.engine_cg, &v) && v > oom_end &&
+	    oom_end >= r->oom_base)
+		res->teardown_oom_kills = v - oom_end;
 	if (r->hog.c.pid > 0)
 		hog_results(r);
 	mp_meminfo(NULL, NULL, &res->swap_end);
@@ -919,6 +941,8 @@ static int prepare(struct run *r, struct mp_err *err)
 	mp_cg_oom_kills(r->c.cg, &r->oom_base);
 	if (r->c.engine_created)
 		r->oom_base = 0;
+	mp_vmstat_read(&r->vm0);
+	mp_cg_counters_read(r->c.cg, &r->cgs0, &r->cge0);
 	pressure_totals(r, true);
 	return 0;
 }

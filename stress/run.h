@@ -25,6 +25,7 @@
 #include "engine.h"
 #include "mp_cgroup.h"
 #include "mp_err.h"
+#include "mp_memstat.h"
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
 #include "mp_target.h"
@@ -34,6 +35,11 @@
 /* --answer-delay at most: the end of a run waits for a late answer */
 #define STRESS_MAX_ANSWER_DELAY_NS 10000000000ULL
 #define STRESS_MIN_LIMIT	   (16ULL << 20) /* below, the engine is OOM-killed */
+/*
+ * The engine's time to stop at the end of a run; beyond it, it is
+ * SIGKILLed and the run failed (exit_reason "engine_unresponsive")
+ */
+#define STRESS_ENGINE_GRACE_NS 5000000000ULL
 /*
  * A transient cgroup's limit is at least this many times what the
  * allocators hold in flight (threads x chunk): measured on a v1 host with
@@ -104,7 +110,12 @@ struct stress_cgroups {
 };
 
 struct stress_result {
-	const char *reason; /* duration, interrupted, engine_killed, ... */
+	/*
+	 * duration, freed, interrupted, engine_killed, engine_failed,
+	 * engine_unresponsive (SIGKILLed after the run: it did not stop),
+	 * failed
+	 */
+	const char *reason;
 	enum mp_shrinker_mode mode;
 	enum mp_backend backend;
 	bool emulated;
@@ -117,7 +128,15 @@ struct stress_result {
 	uint64_t start_ns, end_ns;
 	uint64_t peak, swap_start, swap_end, swap_total;
 	uint64_t swap_peak; /* the host's swap use, highest sample */
-	uint64_t oom_kills;
+	/*
+	 * The reclaim counters' growth over the run (start to end, before
+	 * teardown): the host's /proc/vmstat, the run cgroup's memory.stat
+	 * and memory.events (memory.oom_control on v1); have 0: unread
+	 */
+	struct mp_counters vmstat, cg_stat, cg_events;
+	uint64_t oom_kills; /* up to the end of the run, before teardown */
+	/* after it, while the engine stopped: not the run's */
+	uint64_t teardown_oom_kills;
 	uint64_t usage_sum; /* of the samples, for the average */
 	/* memory.pressure of the cgroup (v2) or the host's PSI, over the run */
 	const char *pressure_source; /* "cgroup", "host" or NULL */

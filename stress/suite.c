@@ -325,12 +325,23 @@ static void stress_argv(const struct suite *su, const struct scenario *s,
 /*
  * A stress run's outcome. Status 1 with a document is a result, not a
  * failure of the scenario: the engine was OOM-killed, and oom_kills says
- * so. The run keeps its exit status.
+ * so; but an engine that had to be killed because it did not stop at the
+ * end is a failed run. The run keeps its exit status.
  */
 static int stress_result(int status, json_t **doc, struct mp_err *err)
 {
+	const char *why =
+		json_string_value(json_object_get(*doc, "exit_reason"));
 	bool ok = !status ||
 		  (WIFEXITED(status) && WEXITSTATUS(status) == 1 && *doc);
+
+	if (ok && why && !strcmp(why, "engine_unresponsive")) {
+		json_decref(*doc);
+		*doc = NULL;
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "mpctl stress: the engine did not stop at the "
+			       "end of the run and was killed");
+	}
 
 	if (!ok) {
 		json_decref(*doc);

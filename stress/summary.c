@@ -129,7 +129,13 @@ static void write_memory(FILE *f, const json_t *doc)
 	stress_fmt_mib(u64(doc, "limit_bytes"), b, sizeof(b));
 	stress_fmt_mib(u64(doc, "swap_growth_bytes"), c, sizeof(c));
 	fprintf(f, "  peak usage    %s of %s limit, swap growth %s\n", a, b, c);
-	fprintf(f, "  OOM kills     %" PRIu64 "\n", u64(doc, "oom_kills"));
+	fprintf(f, "  OOM kills     %" PRIu64, u64(doc, "oom_kills"));
+	if (u64(doc, "teardown_oom_kills"))
+		fprintf(f,
+			" (and %" PRIu64 " after the run, in its teardown: "
+			"not the run's)",
+			u64(doc, "teardown_oom_kills"));
+	fprintf(f, "\n");
 }
 
 /*

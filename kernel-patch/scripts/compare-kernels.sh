@@ -246,6 +246,24 @@ none) ;;
 esac
 [ "$mode" = det ] || [ "$jobs" = 1 ] ||
 	die "-j needs -M det: plain TCG boots that share the host slow each other down"
+# -d, -r, -s and -L as the guests' mpctl report reads them, -t and -a as
+# --compare does, by the host's mpctl (made first if missing: it takes
+# seconds, the kernels and boots minutes), before anything is built for
+# a kernel or booted
+check_report_args() {
+	local m=$top/build/mpctl out
+	if [ ! -x "$m" ] && [ "$build" = 1 ]; then
+		make -C "$top" --no-print-directory all >&2 || die "make all failed"
+	fi
+	[ -x "$m" ] || die "'$m' missing: make"
+	out=$("$m" report -d "$duration" -r "$repeat" "${scen[@]}" \
+		"${relru[@]}" --list 2>&1 >/dev/null) ||
+		die "-d, -r, -s or -L: ${out%%$'\n'*}"
+	out=$("$m" report --compare ${threshold:+--threshold "$threshold"} \
+		${alpha:+--alpha "$alpha"} --list BASE NEW 2>&1 >/dev/null) ||
+		die "-t or -a: ${out%%$'\n'*}"
+}
+check_report_args
 [ "$demos" = all ] && demos=drop3of4,drop1of5,delay2ms,noaskfirst,nowait
 export VMTEST_MODE=$mode
 [ -z "$shift_" ] || export VMTEST_ICOUNT_SHIFT=$shift_

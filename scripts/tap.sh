@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# TAP bookkeeping for scripts/check.sh (sourced; bats/check.bats tests it).
+#
+# tap_count FILE...  sets tap_passed, tap_failed, tap_skipped over the
+#     files. A file's plans ("1..N", one per suite it holds) promise N
+#     results: results missing from a plan (a suite killed half-way) are
+#     failures, one each, and said on stderr. "ok ... # skip" is skipped;
+#     unnumbered results ("not ok - ...") count, outside any plan.
+# tap_status FILE STATUS NAME  appends "not ok - NAME exited with status
+#     STATUS" to FILE when the runner failed (STATUS != 0): a runner that
+#     dies or fails without a "not ok" line must not pass.
+
+tap_count() {
+	local f plan results p s n missing
+	tap_passed=0 tap_failed=0 tap_skipped=0
+	for f; do
+		# grep -c says 0 with status 1: not an error here (set -e)
+		p=$(grep -E '^ok ' "$f" | grep -vc '# skip') || :
+		s=$(grep -Ec '^ok .*# skip' "$f") || :
+		n=$(grep -Ec '^not ok ' "$f") || :
+		plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$f" |
+			awk '{ t += $1 } END { print t + 0 }')
+		# the plan's results are numbered; "not ok - ..." lines
+		# (tap_status's, a VM run's) are beyond it
+		results=$(grep -Ec '^(not )?ok [0-9]' "$f") || :
+		missing=0
+		if [ "$plan" -gt "$results" ]; then
+			missing=$((plan - results))
+			echo "$f: $results of $plan planned results, $missing missing" >&2
+		fi
+		tap_passed=$((tap_passed + p))
+		tap_skipped=$((tap_skipped + s))
+		tap_failed=$((tap_failed + n + missing))
+	done
+}
+
+tap_status() {
+	[ "$2" = 0 ] || echo "not ok - $3 exited with status $2" >>"$1"
+}
