@@ -474,17 +474,22 @@ count_calls() {
 
 @test "stress --lazyfree: reclaim drops what a late shrinker was not asked for, no OOM kill" {
 	requires root memcg jq
-	# the emulator samples the usage alone (--high off) and the
-	# allocators are not throttled: they reach the limit before they
-	# are asked, and only reclaim taking MADV_FREE chunks (no swap in
-	# the transient cgroup) keeps the engine alive. Without --lazyfree
-	# the same run was OOM-killed in 2 of 2 runs on this host (not
-	# asserted: that depends on the machine's speed)
+	# the program stops answering at once and the allocators are not
+	# throttled: they go past the limit whatever the machine's speed,
+	# and only reclaim taking MADV_FREE chunks (no swap in the transient
+	# cgroup) keeps the engine alive; the control, the same run without
+	# --lazyfree, must be OOM-killed, or this test proves nothing
 	run -0 --separate-stderr "$MPCTL_BIN" stress --lazyfree --high off \
-		--no-throttle --limit 64M --threads 4 --duration 5s --json
+		--no-throttle --limit 64M --threads 4 --duration 3s \
+		--stop-answering 1ms --json
 	jq -e '.oom_kills == 0 and .exit_reason == "duration" and
 		.chunks_lost > 0 and .chunks_lost <= .chunks_allocated' <<<"$output" ||
 		fail "stress document: $output"
+	run --separate-stderr "$MPCTL_BIN" stress --high off --no-throttle \
+		--limit 64M --threads 4 --duration 3s --stop-answering 1ms --json
+	[ "$status" -ne 0 ] || fail "the control was not OOM-killed: $output"
+	jq -e '.oom_kills > 0 and .chunks_lost == 0' <<<"$output" ||
+		fail "control document: $output"
 	# the summary says it too
 	mpctl stress --lazyfree --limit 64M --threads 2 --duration 1s
 	assert_success
