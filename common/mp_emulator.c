@@ -385,9 +385,7 @@ static void *thread_main(void *arg)
 		} else {
 			if (!next || next > now + (uint64_t)ms * 1000000ULL)
 				next = now + (uint64_t)ms * 1000000ULL;
-			timeout = next > now ? (int)((next - now + 999999) /
-						     1000000) :
-					       0;
+			timeout = mp_poll_ms(next, now);
 		}
 		n = epoll_wait(em->epfd, evs, 4, timeout);
 		if (n < 0) {

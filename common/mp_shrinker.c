@@ -542,10 +542,7 @@ int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
 			now = mp_now_ns(CLOCK_MONOTONIC);
 			if (now >= deadline)
 				return 0;
-			/* poll() takes an int: about 24.8 days at most */
-			t = (deadline - now) / 1000000 >= INT_MAX ?
-				    INT_MAX :
-				    (int)((deadline - now + 999999) / 1000000);
+			t = mp_poll_ms(deadline, now);
 		}
 	}
 }

@@ -400,10 +400,9 @@ int mp_child_wait(struct mp_child *c, uint64_t deadline)
 			nanosleep(&tick, NULL);
 			continue;
 		}
-		ms = !deadline ? -1 :
-		     (deadline - now) / 1000000 > 1000 ?
-				 1000 :
-				 (int)((deadline - now) / 1000000) + 1;
+		ms = !deadline ? -1 : mp_poll_ms(deadline, now);
+		if (ms > 1000)
+			ms = 1000;
 		if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
 			return -1;
 	}

@@ -41,14 +41,7 @@ enum mp_wait_result mp_wait(struct mp_waiter *w, int fd, short events)
 
 			if (now >= w->deadline)
 				return MP_WAIT_TIMEOUT;
-			/*
-			 * round up so that we never wake up early; poll()
-			 * takes an int (about 24.8 days): wait again after
-			 */
-			timeout = (w->deadline - now) / 1000000 >= INT_MAX ?
-					  INT_MAX :
-					  (int)((w->deadline - now + 999999) /
-						1000000);
+			timeout = mp_poll_ms(w->deadline, now);
 		}
 		if (poll(pfd, 2, timeout) < 0) {
 			if (errno == EINTR)
