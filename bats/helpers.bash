@@ -108,3 +108,16 @@ mp_cleanup() {
 teardown() {
 	mp_cleanup
 }
+
+# pool_r_base: $BATS_TEST_TMPDIR/base.json, the fixture
+# report-vm612-R-base.json's two boots pooled. The fixture predates the boot
+# tags: its runs are boot 1's three, then boot 2's; tagged, --compare sees
+# the boot-to-boot spread
+pool_r_base() {
+	jq '.scenarios |= map(.runs |= (to_entries |
+		map(.value + {boot: ((.key / 3 | floor) + 1)})) | del(.metrics))' \
+		"$ROOT/bats/fixtures/report-vm612-R-base.json" > "$BATS_TEST_TMPDIR/base.raw.json"
+	mpctl report --input "$BATS_TEST_TMPDIR/base.raw.json" --json \
+		-o "$BATS_TEST_TMPDIR/base.json"
+	assert_success
+}

@@ -24,17 +24,6 @@ kcidb_validate() {
 	mp_trace "jsonschema -i $1"
 }
 
-# pool_r_base: $BATS_TEST_TMPDIR/base.json, report-vm612-R-base.json's two
-# boots pooled, as report.bats pools them
-pool_r_base() {
-	jq '.scenarios |= map(.runs |= (to_entries |
-		map(.value + {boot: ((.key / 3 | floor) + 1)})) | del(.metrics))' \
-		"$FIX/report-vm612-R-base.json" > "$BATS_TEST_TMPDIR/base.raw.json"
-	mpctl report --input "$BATS_TEST_TMPDIR/base.raw.json" --json \
-		-o "$BATS_TEST_TMPDIR/base.json"
-	assert_success
-}
-
 
 @test "kcidb: a recorded VM report as a valid document, a test per scenario and per metric" {
 	local k=$BATS_TEST_TMPDIR/k.json r=$BATS_TEST_TMPDIR/r.json

@@ -15,18 +15,6 @@ load helpers
 
 FIX=$ROOT/bats/fixtures
 
-# pool_r_base: $BATS_TEST_TMPDIR/base.json, report-vm612-R-base.json's two
-# boots pooled. The fixture predates the boot tags: its runs are boot 1's
-# three, then boot 2's; tagged, --compare sees the boot-to-boot spread
-pool_r_base() {
-	jq '.scenarios |= map(.runs |= (to_entries |
-		map(.value + {boot: ((.key / 3 | floor) + 1)})) | del(.metrics))' \
-		"$FIX/report-vm612-R-base.json" > "$BATS_TEST_TMPDIR/base.raw.json"
-	mpctl report --input "$BATS_TEST_TMPDIR/base.raw.json" --json \
-		-o "$BATS_TEST_TMPDIR/base.json"
-	assert_success
-}
-
 # width and height of a PNG, from its IHDR chunk
 png_size() {
 	od -An -tu1 -j16 -N8 "$1" | awk '{
