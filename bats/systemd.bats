@@ -60,6 +60,23 @@ notify_recv() {
 	assert_output "mpctl listen: unsupported NOTIFY_SOCKET 'vsock:2:1234': expected an absolute path or '@name'"
 }
 
+@test "systemd: a NOTIFY_SOCKET nobody listens on is one warning, not a failure" {
+	requires root memcg
+	local cg
+	cg=$(make_memcg notify-gone)
+	NOTIFY_SOCKET=$BATS_TEST_TMPDIR/nobody.sock \
+		run "$MPCTL_BIN" listen -b memcg -c "$cg" -t 300ms
+	mp_trace "listen, NOTIFY_SOCKET without a listener"
+	assert_success
+	assert_output "mpctl listen: warning: cannot notify '$BATS_TEST_TMPDIR/nobody.sock' of READY=1: No such file or directory"
+	NOTIFY_SOCKET=@mpctl-nobody-$MP_RUN_ID \
+		run "$MPCTL_BIN" register --emulate -c "$cg" --chunk 1M -- true
+	mp_trace "register, NOTIFY_SOCKET without a listener"
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	assert_success
+	[ "$(grep -c 'warning: cannot notify' <<<"$output")" -eq 1 ]
+}
+
 # systemd's default trigger, base64 with its NUL as systemd encodes it
 MP_WRITE=$(printf 'some 200000 2000000\0' | base64)
 
@@ -106,6 +123,35 @@ MP_WRITE=$(printf 'some 200000 2000000\0' | base64)
 	assert_output --partial "cannot register trigger 'bogus' on '/proc/pressure/memory'"
 	MEMORY_PRESSURE_WATCH=relative run "$MPCTL_BIN" listen -t 300ms
 	[ "$status" -eq 64 ]
+}
+
+@test "systemd: a MEMORY_PRESSURE_WATCH that is not a pressure file is refused and left alone" {
+	requires root psi
+	local f=$BATS_TEST_TMPDIR/precious
+	printf 'keep these bytes\n' >"$f"
+	MEMORY_PRESSURE_WATCH=$f MEMORY_PRESSURE_WRITE=$MP_WRITE \
+		run "$MPCTL_BIN" listen -t 300ms
+	mp_trace "listen, MEMORY_PRESSURE_WATCH=$f"
+	[ "$status" -eq 64 ]
+	assert_output "mpctl listen: invalid MEMORY_PRESSURE_WATCH '$f': not a pressure file (a PSI file or a cgroup's memory.pressure)"
+	MEMORY_PRESSURE_WATCH=$f run "$MPCTL_BIN" register --emulate --chunk 1M -- true
+	mp_trace "register, MEMORY_PRESSURE_WATCH=$f"
+	[ "$status" -eq 64 ]
+	[ "$(cat "$f")" = "keep these bytes" ]
+	# a pressure file, but no memory one: refused too
+	MEMORY_PRESSURE_WATCH=/proc/pressure/cpu run "$MPCTL_BIN" listen -t 300ms
+	[ "$status" -eq 64 ]
+}
+
+@test "systemd: events of another cgroup's memory.pressure are labelled with that cgroup" {
+	requires root psi v2
+	local cg
+	cg=$(make_v2cg watch-other)
+	[ -e "$cg/memory.pressure" ] || skip "no memory.pressure in cgroup2"
+	MEMORY_PRESSURE_WATCH=$cg/memory.pressure run "$MPCTL_BIN" listen -v -t 300ms
+	mp_trace "listen, MEMORY_PRESSURE_WATCH=$cg/memory.pressure"
+	assert_success
+	assert_line --partial "cgroup=/${cg##*/} "
 }
 
 @test "systemd: the emulated shrinker honours \$MEMORY_PRESSURE_WATCH too" {

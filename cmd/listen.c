@@ -24,7 +24,6 @@
 #include "mp_target.h"
 #include "mp_json.h"
 #include "mp_metrics.h"
-#include "mp_notify.h"
 #include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
@@ -171,9 +170,10 @@ static const struct argp listen_argp = {
 	"end); 64 usage "
 	"error; 69 no such kernel interface; 77 permission denied.\n"
 	"Without -c and -b, $MEMORY_PRESSURE_WATCH and $MEMORY_PRESSURE_WRITE "
-	"(systemd.exec(5)) name the PSI file and its trigger (base64); "
-	"/dev/null means off (69). $NOTIFY_SOCKET gets READY=1 once "
-	"listening.",
+	"(systemd.exec(5)) name the memory pressure file (/proc/pressure/"
+	"memory or a cgroup's memory.pressure; anything else is refused, 64) "
+	"and its trigger (base64); /dev/null means off (69). $NOTIFY_SOCKET "
+	"gets READY=1 once listening (a datagram not taken: one warning).",
 	NULL,
 	NULL,
 	NULL
@@ -494,15 +494,15 @@ static int listen_start(struct listen_opts *o, struct listener *l)
 			return cmd_fail(&err);
 	}
 	/* a service manager waiting for us ($NOTIFY_SOCKET): registered */
-	if (mp_notify("READY=1", &err))
-		return cmd_fail(&err);
+	i = cmd_notify("READY=1");
+	if (i)
+		return i;
 	l->ready = true;
 	return 0;
 }
 
 static void listen_stop(struct listener *l)
 {
-	struct mp_err err;
 	int i;
 
 	if (l->gfd >= 0)
@@ -514,7 +514,7 @@ static void listen_stop(struct listener *l)
 	}
 	/* best effort: the manager learns it anyway when we exit */
 	if (l->ready)
-		mp_notify("STOPPING=1", &err);
+		cmd_notify("STOPPING=1");
 	free(l);
 }
 

@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "cmd.h"
+#include "mp_notify.h"
 #include "mp_parse.h"
 #include "mp_wait.h"
 #include "run.h"
@@ -80,6 +81,18 @@ void cmd_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int cmd_notify(const char *state)
+{
+	struct mp_err err;
+	int ret = mp_notify(state, &err);
+
+	if (ret < 0)
+		return cmd_fail(&err);
+	if (ret > 0)
+		cmd_error("warning: %s", err.msg);
+	return 0;
 }
 
 static bool write_error_reported;

@@ -27,7 +27,6 @@
 #include "cmd.h"
 #include "mp_cgroup.h"
 #include "mp_json.h"
-#include "mp_notify.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
@@ -417,16 +416,15 @@ int cmd_register(int argc, char **argv)
 	if (o.verbose && !o.quiet)
 		describe(sh);
 	/* a service manager waiting for us ($NOTIFY_SOCKET): registered */
-	if (mp_notify("READY=1", &err)) {
-		ret = cmd_fail(&err);
+	ret = cmd_notify("READY=1");
+	if (ret)
 		goto out_shrinker;
-	}
 	if (o.argv)
 		ret = run_command(&o, sh, sfd, &old);
 	else
 		ret = monitor(&o, sh, sfd);
 	/* best effort: the manager learns it anyway when we exit */
-	mp_notify("STOPPING=1", &err);
+	cmd_notify("STOPPING=1");
 out_shrinker:
 	mp_shrinker_close(sh);
 out:
