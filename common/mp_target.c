@@ -424,6 +424,52 @@ static int set_limits(const struct mp_cgroup *cg,
 	return 0;
 }
 
+/*
+ * A child's limit above an ancestor's would be the ancestor's in effect,
+ * and a run would be reported at a limit it never had: refused, naming
+ * the tightest ancestor.
+ */
+static int check_ancestors(const struct mp_cgroup *pm, const char *name,
+			   uint64_t limit, struct mp_err *err)
+{
+	bool v1 = pm->hier->version == MP_CG_V1;
+	struct mp_cgroup *a = malloc(sizeof(*a));
+	uint64_t v, low = UINT64_MAX;
+	char at[PATH_MAX] = "";
+	char *slash;
+	int ret = 0;
+
+	if (!a)
+		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "out of memory");
+	*a = *pm;
+	for (;;) {
+		if (!mp_cg_read_u64(a,
+				    v1 ? "memory.limit_in_bytes" : "memory.max",
+				    &v) &&
+		    v < low) {
+			low = v;
+			snprintf(at, sizeof(at), "%s", a->path);
+		}
+		if (!strcmp(a->path, "/"))
+			break;
+		slash = strrchr(a->path, '/');
+		*(slash == a->path ? slash + 1 : slash) = '\0';
+		slash = strrchr(a->dir, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	if (low < limit)
+		ret = mp_errf(err, MP_EXIT_FAILURE, 0,
+			      "cannot give cgroup '%s%s%s' a limit of %" PRIu64
+			      " bytes: cgroup '%s' is limited to %" PRIu64
+			      " bytes",
+			      pm->path, strcmp(pm->path, "/") ? "/" : "", name,
+			      limit, at, low);
+	free(a);
+	return ret;
+}
+
 int mp_target_create(const struct mp_target *parent, const char *name,
 		     const struct mp_target_spec *spec, struct mp_target *child,
 		     struct mp_err *err)
@@ -448,6 +494,8 @@ int mp_target_create(const struct mp_target *parent, const char *name,
 		    v2_has_controller(pm->hier, "mempressure"))
 			v2_enable(pm, "mempressure");
 	}
+	if (spec && spec->limit && check_ancestors(pm, name, spec->limit, err))
+		return -1;
 	if (mp_cg_create(pm, name, &cm->cg))
 		return create_failed(err, pm, name);
 	cm->ok = cm->created = true;
