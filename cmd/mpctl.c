@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "cmd.h"
+#include "mp_cgroup.h"
 #include "mp_notify.h"
 #include "mp_parse.h"
 #include "mp_wait.h"
@@ -256,9 +257,16 @@ static int run(const struct cmd_struct *c, int argc, char **argv)
 {
 	static char name[64];
 
+	const char *root = getenv("MPCTL_SYSROOT");
+
 	snprintf(name, sizeof(name), "mpctl %s", c->name);
 	cmd_name = name;
 	optind = 0; /* reset getopt state, as busybox does per applet */
+	if (root && mp_set_sysroot(root)) {
+		cmd_error("invalid MPCTL_SYSROOT: longer than %d bytes",
+			  MP_SYSROOT_MAX);
+		return MP_EXIT_USAGE;
+	}
 	return c->fn(argc, argv);
 }
 

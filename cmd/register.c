@@ -140,7 +140,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->quiet = true;
 		break;
 	case OPT_SYSROOT:
-		mp_set_sysroot(arg);
+		if (mp_set_sysroot(arg))
+			cmd_argerr(state, "invalid --sysroot: longer than %d bytes",
+				   MP_SYSROOT_MAX);
 		break;
 	case ARGP_KEY_ARGS:
 		o->argv = state->argv + state->next;
