@@ -141,7 +141,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SYSROOT:
 		if (mp_set_sysroot(arg))
-			cmd_argerr(state, "invalid --sysroot: longer than %d bytes",
+			cmd_argerr(state,
+				   "invalid --sysroot: longer than %d bytes",
 				   MP_SYSROOT_MAX);
 		break;
 	case ARGP_KEY_ARGS:
