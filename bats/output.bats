@@ -94,3 +94,14 @@ report_to() {
 	assert_failure 1
 	assert_output "mpctl stress: cannot create '$d/near': No such file or directory"
 }
+
+@test "output: a device node that cannot be opened fails before the run" {
+	requires root
+	local d=$BATS_TEST_TMPDIR
+	# major 240: reserved for local use, no driver behind it here
+	mknod "$d/nodev" c 240 0
+	run timeout 20 "$MPCTL_BIN" stress --duration 10m -o "$d/nodev"
+	assert_failure 1
+	assert_output "mpctl stress: cannot open '$d/nodev': No such device or address"
+	[ -c "$d/nodev" ]
+}

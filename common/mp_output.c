@@ -265,6 +265,19 @@ static int open_fd(struct mp_output *out, int fd, struct mp_err *err)
 	return 0;
 }
 
+/*
+ * Written into: opened now, so that a device without a driver (ENXIO)
+ * fails before the run; only a fifo waits for its reader until the data.
+ */
+static int open_direct(struct mp_output *out, const struct stat *st,
+		       struct mp_err *err)
+{
+	out->direct = true;
+	if (S_ISFIFO(st->st_mode))
+		return 0;
+	return mp_output_stream(out, err) ? 0 : -1;
+}
+
 int mp_output_open(struct mp_output *out, const char *path, struct mp_err *err)
 {
 	struct resolved *r;
@@ -308,7 +321,7 @@ int mp_output_open(struct mp_output *out, const char *path, struct mp_err *err)
 		else if (access(out->target, W_OK))
 			ret = mp_errf(err, -1, errno, "cannot open '%s'", path);
 		else
-			out->direct = true;
+			ret = open_direct(out, &st, err);
 	} else if (errno != ENOENT) {
 		mp_errf(err, -1, errno, "cannot open '%s'", path);
 	} else {

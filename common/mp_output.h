@@ -9,8 +9,9 @@
  * truncated mix. A symlink to a regular file, or a dangling one, keeps the
  * link: its target is replaced or created. Anything else that exists (a
  * device node such as /dev/null, a fifo, a symlink to one) is written into
- * directly, opened only once there is data and never truncated, created or
- * deleted. A failure before the commit leaves the target untouched.
+ * directly, opened by mp_output_open() (a fifo: once there is data, when
+ * it may wait for a reader) and never truncated, created or deleted. A
+ * failure before the commit leaves the target untouched.
  *
  * A name that reaches a descriptor of ours (/dev/stdout, /dev/stderr,
  * /dev/fd/N, /proc/self/fd/N) is written into that descriptor, at its
