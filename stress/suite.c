@@ -1031,6 +1031,45 @@ const char *report_suite_scenario(size_t i, const char **description)
 	return scenarios[i].name;
 }
 
+/*
+ * --stress-arg is for experiments: an option report sets itself (the run's
+ * duration, limit, cgroup, output) or reads the run by (--json, no help
+ * text) would silently change what the report says it measured. Long
+ * options are matched as getopt does, by any prefix; short ones through a
+ * cluster ("-jd5s") up to the first that takes an argument.
+ */
+static const char *const report_owned[] = {
+	"json",	  "pretty", "duration", "limit", "cgroup", "parent",
+	"output", "quiet",  "hog",	"help",	 "usage",  "version",
+};
+#define REPORT_OWNED_SHORT "jpdLcoqH?V"
+#define STRESS_ARG_SHORT   "bcCdHLoT" /* stress's short options with a value */
+
+static const char *stress_arg_owned(const char *arg)
+{
+	size_t len, i;
+	const char *p;
+
+	if (!strncmp(arg, "--", 2) && arg[2]) {
+		len = strcspn(arg + 2, "=");
+		for (i = 0; i < sizeof(report_owned) / sizeof(report_owned[0]);
+		     i++)
+			if (len <= strlen(report_owned[i]) &&
+			    !strncmp(arg + 2, report_owned[i], len))
+				return report_owned[i];
+		return NULL;
+	}
+	if (arg[0] != '-' || arg[1] == '-')
+		return NULL;
+	for (p = arg + 1; *p; p++) {
+		if (strchr(REPORT_OWNED_SHORT, *p))
+			return arg;
+		if (strchr(STRESS_ARG_SHORT, *p))
+			break;
+	}
+	return NULL;
+}
+
 json_t *report_suite_run(const struct report_suite_cfg *cfg, bool *failed,
 			 struct mp_err *err)
 {
@@ -1038,6 +1077,21 @@ json_t *report_suite_run(const struct report_suite_cfg *cfg, bool *failed,
 	struct mp_parent *par = calloc(1, sizeof(*par));
 	json_t *doc = NULL;
 
+	const char *own;
+	int i;
+
+	for (i = 0; i < cfg->nr_stress_args; i++) {
+		own = stress_arg_owned(cfg->stress_args[i]);
+		if (own) {
+			mp_errf(err, MP_EXIT_USAGE, 0,
+				"--stress-arg '%s' would override report's own %s%s: give report's option, or leave it to report",
+				cfg->stress_args[i],
+				own == cfg->stress_args[i] ? "" : "--",
+				own == cfg->stress_args[i] ? "options" : own);
+			free(par);
+			return NULL;
+		}
+	}
 	if (!par) {
 		mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "report");
 		return NULL;
