@@ -20,3 +20,39 @@ load helpers
 	mpctl report --stress-arg=--no-such-option -s shrinker -d 1s -r 1 --json
 	refute_output --partial "would override"
 }
+
+# wait_procs CG: until a process is in the cgroup (10 s at most)
+wait_procs() {
+	local i
+	for i in $(seq 200); do
+		[ -n "$(cat "$1/cgroup.procs")" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "stress --cgroup: a cgroup another run is using is refused" {
+	requires root memcg
+	local cg
+	cg=$(make_memcg shared-run 256M)
+	"$MPCTL_BIN" stress -c "$cg" --duration 30s --threads 1 -q &
+	MP_PIDS+=("$!")
+	wait_procs "$cg"
+	mpctl stress -c "$cg" --duration 1s --threads 1
+	assert_failure 1
+	assert_output --regexp "^mpctl stress: cgroup '/$MP_RUN_ID-shared-run' is in use by another mpctl run"
+}
+
+@test "stress --cgroup: other processes in the cgroup are one warning" {
+	requires root memcg
+	local cg
+	cg=$(make_memcg shared-tenant 256M)
+	spawn_in "$cg" -- sleep 60
+	wait_procs "$cg"
+	mpctl stress -c "$cg" --duration 1s --threads 1
+	assert_success
+	assert_line --index 0 "mpctl stress: warning: cgroup '/$MP_RUN_ID-shared-tenant' has 1 other process: it shares the limit, and its memory counts in the results"
+	mpctl stress -c "$cg" --duration 1s --threads 1 -q
+	assert_success
+	refute_output --partial "warning"
+}

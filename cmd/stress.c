@@ -26,6 +26,7 @@
 #include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_report.h"
+#include "mp_target.h"
 #include "run.h"
 #include "summary.h"
 
@@ -778,6 +779,42 @@ static int usage_or_fail(const struct mp_err *err)
 					      cmd_fail(err);
 }
 
+/*
+ * --cgroup: claimed for this run (mp_cg_claim()), so that a second run
+ * there is refused; processes already in it are one warning. *fd: the
+ * claim, -1 without one. 0 or the exit status (told).
+ * TODO at merge: resolve once, in stress_cgroups_setup() (stress/run.c).
+ */
+static int claim_cgroup(const struct stress_opts *so, int *fd)
+{
+	const struct mp_cgroup *cg;
+	struct mp_target *t;
+	struct mp_err err;
+	int others, ret = 0;
+
+	*fd = -1;
+	if (!so->cfg.cgroup)
+		return 0;
+	t = malloc(sizeof(*t));
+	if (!t)
+		return 0; /* the run finds out */
+	mp_target_resolve(so->cfg.cgroup, t);
+	/* one that does not resolve: the run says why */
+	if (mp_target_get(t, MP_ROLE_MEMORY, &cg, NULL))
+		goto out;
+	if (mp_cg_claim(cg, fd, &others, &err))
+		ret = cmd_fail(&err);
+	else if (others && !so->quiet)
+		cmd_error("warning: cgroup '%s' has %d other process%s: %s the "
+			  "limit, and %s memory counts in the results",
+			  cg->path, others, others == 1 ? "" : "es",
+			  others == 1 ? "it shares" : "they share",
+			  others == 1 ? "its" : "their");
+out:
+	free(t);
+	return ret;
+}
+
 /* a run's result and its output file: on the heap, 33 KB together */
 struct stress_frame {
 	struct stress_result res;
@@ -791,8 +828,8 @@ static int stress(struct stress_opts *so)
 	struct stress_frame *f;
 	bool have_out = false;
 	struct mp_err err;
+	int ret, w, lock;
 	json_t *doc;
-	int ret, w;
 
 	if (stress_check(o, &err))
 		return usage_or_fail(&err);
@@ -809,6 +846,9 @@ static int stress(struct stress_opts *so)
 		}
 		have_out = true;
 	}
+	ret = claim_cgroup(so, &lock);
+	if (ret)
+		goto out;
 	if (!so->quiet && progress_wanted()) {
 		o->progress = progress;
 		o->progress_arg = so;
@@ -857,6 +897,8 @@ out:
 	/* the run never got to write it: an existing file stays as it was */
 	if (have_out)
 		mp_output_abort(&f->out);
+	if (lock >= 0)
+		close(lock);
 	free(f);
 	return ret;
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <dirent.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -844,4 +846,56 @@ void mp_parent_release(struct mp_parent *p)
 	if (p->moved && !move_self(&p->home))
 		rmdir(p->leaf.dir);
 	p->moved = p->enabled = p->enabled_mp = false;
+}
+
+/* processes in dir's cgroup.procs and its children's, pid itself left out */
+static int count_procs(const char *dir, pid_t self, int depth)
+{
+	char path[PATH_MAX], line[32];
+	struct dirent *de;
+	int n = 0;
+	FILE *f;
+	DIR *d;
+
+	if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >=
+	    (int)sizeof(path))
+		return 0;
+	f = fopen(path, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (atoi(line) != self)
+				n++;
+		fclose(f);
+	}
+	d = depth < 16 ? opendir(dir) : NULL;
+	while (d && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) <
+		    (int)sizeof(path))
+			n += count_procs(path, self, depth + 1);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+int mp_cg_claim(const struct mp_cgroup *cg, int *fd, int *others,
+		struct mp_err *err)
+{
+	*others = 0;
+	*fd = open(cg->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*fd < 0)
+		return mp_errf(err, -1, errno, "cannot open cgroup '%s'",
+			       cg->path);
+	if (flock(*fd, LOCK_EX | LOCK_NB)) {
+		close(*fd);
+		*fd = -1;
+		return mp_errf(
+			err, MP_EXIT_FAILURE, 0,
+			"cgroup '%s' is in use by another mpctl run: give each run a cgroup of its own, or leave --cgroup out for a transient one",
+			cg->path);
+	}
+	*others = count_procs(cg->dir, getpid(), 0);
+	return 0;
 }
