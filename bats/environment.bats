@@ -56,3 +56,15 @@ wait_procs() {
 	assert_success
 	refute_output --partial "warning"
 }
+
+@test "stress --hog: a hog that fails is said, and the run fails" {
+	requires root memcg stress-ng
+	local d=$BATS_TEST_TMPDIR
+	run timeout 60 "$MPCTL_BIN" stress --hog "--no-such-option 1" \
+		--duration 2s --threads 1 --json -o "$d/s.json"
+	mp_trace "stress --hog (failing)"
+	assert_failure 1
+	assert_output --partial "mpctl stress: the hog 'stress-ng --no-such-option 1' failed: exited with status 1"
+	# the document is still written, and says so
+	jq -e '.hog.exit_status == 1' "$d/s.json"
+}

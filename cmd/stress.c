@@ -815,6 +815,28 @@ out:
 	return ret;
 }
 
+/*
+ * The hog ended before the run with a failure (stress-ng refused its
+ * arguments, or was killed): the run was not beside a hog, as asked.
+ * Said, true; the document keeps its exit status.
+ */
+static bool hog_failed(const struct stress_opts *so,
+		       const struct stress_result *r)
+{
+	int st = r->hog_status;
+
+	if (!so->cfg.hog || !r->hog_exited ||
+	    (WIFEXITED(st) && !WEXITSTATUS(st)))
+		return false;
+	if (WIFEXITED(st))
+		cmd_error("the hog 'stress-ng %s' failed: exited with status %d",
+			  so->cfg.hog, WEXITSTATUS(st));
+	else
+		cmd_error("the hog 'stress-ng %s' failed: killed by signal %d",
+			  so->cfg.hog, WTERMSIG(st));
+	return true;
+}
+
 /* a run's result and its output file: on the heap, 33 KB together */
 struct stress_frame {
 	struct stress_result res;
@@ -879,6 +901,8 @@ static int stress(struct stress_opts *so)
 		ret = MP_EXIT_FAILURE;
 	} else if (w < 0) {
 		cmd_write_error(errno);
+		ret = MP_EXIT_FAILURE;
+	} else if (hog_failed(so, &f->res)) {
 		ret = MP_EXIT_FAILURE;
 	} else if (s->error[0] || !strcmp(f->res.reason, "engine_killed") ||
 		   !strcmp(f->res.reason, "engine_failed") ||

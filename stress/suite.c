@@ -331,6 +331,7 @@ static int stress_result(int status, json_t **doc, struct mp_err *err)
 {
 	bool ok = !status ||
 		  (WIFEXITED(status) && WEXITSTATUS(status) == 1 && *doc);
+	const json_t *hog;
 
 	if (!ok) {
 		json_decref(*doc);
@@ -340,6 +341,15 @@ static int stress_result(int status, json_t **doc, struct mp_err *err)
 	if (!*doc)
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "mpctl stress wrote no JSON document");
+	/* a scenario beside a hog without its hog measured something else */
+	hog = json_object_get(json_object_get(*doc, "hog"), "exit_status");
+	if (json_integer_value(hog)) {
+		json_decref(*doc);
+		*doc = NULL;
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "the hog failed: stress-ng exited with status %d",
+			       (int)json_integer_value(hog));
+	}
 	json_object_set_new(*doc, "exit_status",
 			    json_integer(WEXITSTATUS(status)));
 	return 0;
