@@ -68,3 +68,31 @@ wait_procs() {
 	# the document is still written, and says so
 	jq -e '.hog.exit_status == 1' "$d/s.json"
 }
+
+@test "report: a truncated config.gz is said, and its options are unknown" {
+	requires jq
+	local r=$BATS_TEST_TMPDIR/root
+	cp -a "$ROOT/bats/fixtures/sysroot/bare" "$r"
+	# a config long enough to span blocks, cut before the gzip trailer
+	{
+		echo CONFIG_PSI=y
+		seq -f 'CONFIG_FILLER_%g=y' 5000
+		echo '# CONFIG_SWAP is not set'
+	} | gzip >"$BATS_TEST_TMPDIR/config.gz"
+	head -c "$(($(stat -c %s "$BATS_TEST_TMPDIR/config.gz") / 2))" \
+		"$BATS_TEST_TMPDIR/config.gz" >"$r/proc/config.gz"
+	MPCTL_SYSROOT=$r run --separate-stderr "$MPCTL_BIN" report -s shrinker \
+		-d 1s -r 1 --json
+	mp_trace "report on a truncated config.gz"
+	# what was read stands; what was not is unknown, never "n"
+	echo "$output" | jq -e '.system.kernel_config |
+		.options.CONFIG_PSI == "y" and .options.CONFIG_SWAP == null and
+		.error == "\u0027/proc/config.gz\u0027: truncated: unexpected end of file"'
+	# only the trailer missing: truncated too
+	head -c "$(($(stat -c %s "$BATS_TEST_TMPDIR/config.gz") - 8))" \
+		"$BATS_TEST_TMPDIR/config.gz" >"$r/proc/config.gz"
+	MPCTL_SYSROOT=$r run --separate-stderr "$MPCTL_BIN" report -s shrinker \
+		-d 1s -r 1 --json
+	echo "$output" | jq -e '.system.kernel_config |
+		.error | test("truncated")'
+}

@@ -728,8 +728,9 @@ static const char *const config_names[] = {
 /*
  * The options of the running kernel from /proc/config.gz or
  * /boot/config-RELEASE (zlib reads either, compressed or not). An option
- * the config does not list is "n"; when the config cannot be read, or
- * reads as no config at all, every option is null: unknown, not "n".
+ * the config does not list is "n"; when the config cannot be read, reads
+ * as no config at all, or ends early (a truncated gzip stream, no
+ * trailer: "error" says so), an option not read is null: unknown, not "n".
  */
 static json_t *kernel_config(const char *release)
 {
@@ -738,6 +739,7 @@ static json_t *kernel_config(const char *release)
 	char path[PATH_MAX], name_buf[PATH_MAX], line[512];
 	const char *src = NULL;
 	bool known = false;
+	const char *zmsg;
 	gzFile f = NULL;
 	int i, zerr = Z_OK;
 
@@ -776,10 +778,23 @@ static json_t *kernel_config(const char *release)
 			json_object_set_new(found, name, json_string(val));
 	}
 	if (f) {
-		gzerror(f, &zerr);
+		/* Z_BUF_ERROR: the stream ended early (a truncated file, or
+		 * no trailer), so the options read are not the whole config */
+		zmsg = gzerror(f, &zerr);
+		/* zlib's message starts with the path it opened */
+		if (!strncmp(zmsg, path, strlen(path)) &&
+		    !strncmp(zmsg + strlen(path), ": ", 2))
+			zmsg += strlen(path) + 2;
+		if (zerr == Z_BUF_ERROR)
+			mp_json_set(c, "error",
+				    json_sprintf("'%s': truncated: %s", src,
+						 zmsg));
+		else if (zerr != Z_OK)
+			mp_json_set(c, "error",
+				    json_sprintf("'%s': %s", src, zmsg));
 		gzclose(f);
 	}
-	if (zerr != Z_OK && zerr != Z_BUF_ERROR)
+	if (zerr != Z_OK)
 		known = false;
 	/* in the list's order; "n" for what a config read does not list */
 	for (i = 0; config_names[i] && src; i++) {
