@@ -302,6 +302,19 @@ static void sanitize_fds(void)
 	}
 }
 
+/* an option of mpctl itself, before any command */
+static bool top_option(const char *arg)
+{
+	static const char *const opts[] = { "--help",  "-h",	    "-?",
+					    "--usage", "--version", "-V" };
+	size_t i;
+
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (!strcmp(arg, opts[i]))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd_struct *c;
@@ -315,6 +328,10 @@ int main(int argc, char **argv)
 	 * mpctl itself, as busybox falls back to argv[1] */
 	if (!strncmp(base, "mpctl-", 6) && (c = lookup(base + 6)) && c->help)
 		return run(c, argc, argv);
+	/* mpctl-lsten -t 1s: a mistyped link, not mpctl given '-t' */
+	if (!strncmp(base, "mpctl-", 6) && base[6] &&
+	    (argc < 2 || (argv[1][0] == '-' && !top_option(argv[1]))))
+		return cmd_usage_error("unknown command '%s'", base + 6);
 	if (argc < 2) {
 		usage(stderr);
 		return MP_EXIT_USAGE;
