@@ -469,3 +469,20 @@ check_exposition() {
 	mpctl listen --metrics ''
 	assert_failure 64
 }
+
+@test "listen --metrics -: the exposition on stdout when listening ends, no file named '-'" {
+	requires root memcg
+	local cg
+	cg=$(make_memcg metrics-stdout 64M)
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr "$MPCTL_BIN" listen -b memcg -c "$cg" -t 300ms --metrics -
+	assert_success
+	[ ! -e "$BATS_TEST_TMPDIR/-" ]
+	printf '%s\n' "$output" >m.prom
+	check_exposition m.prom
+	grep -qx "mpctl_listen_events_total{backend=\"memcg\",cgroup=\"/$MP_RUN_ID-metrics-stdout\",level=\"low\"} 0" m.prom
+	# stdout is the exposition's: JSON Lines cannot share it
+	mpctl listen -b memcg -c "$cg" -t 300ms --metrics - --json
+	assert_failure 64
+	assert_output --partial "--metrics - and --json both write to stdout"
+}

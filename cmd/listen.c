@@ -80,7 +80,8 @@ static const struct argp_option options[] = {
 	{ "metrics", OPT_METRICS, "FILE", 0,
 	  "keep FILE the Prometheus text exposition of the events seen and "
 	  "the cgroup's memory event counters (for node_exporter's textfile "
-	  "collector), replaced atomically at each event", 0 },
+	  "collector), replaced atomically at each event; '-': on stdout "
+	  "once listening ends, instead of the event lines", 0 },
 	{ "verbose", 'v', NULL, 0, "say on stderr when listening starts", 0 },
 	{ "quiet", 'q', NULL, 0,
 	  "no informational lines on stderr (errors and events still print; wins over -v)", 0 },
@@ -181,6 +182,12 @@ static const struct argp listen_argp = {
 	NULL,
 	NULL
 };
+
+/* --metrics -: stdout is the exposition's, written once at the end */
+static bool metrics_stdout(const struct listen_opts *o)
+{
+	return o->metrics && !strcmp(o->metrics, "-");
+}
 
 /* The event's document, or NULL (out of memory): never a partial one. */
 static json_t *event_json(const struct mp_source *src,
@@ -322,7 +329,9 @@ static int print_event(const struct listen_opts *o, const struct mp_source *src,
 			return -1;
 		}
 	}
-	if (o->json) {
+	if (metrics_stdout(o)) {
+		/* stdout is the exposition's */
+	} else if (o->json) {
 		if (!line || puts(line) == EOF)
 			ret = -1;
 	} else {
@@ -343,9 +352,12 @@ static int print_event(const struct listen_opts *o, const struct mp_source *src,
 	return ret;
 }
 
-/* --metrics: FILE replaced by the exposition as it is now; 0 or -1 (told) */
+/*
+ * --metrics: FILE replaced by the exposition as it is now, or, for "-",
+ * the exposition on stdout once listening ends (final); 0 or -1 (told)
+ */
 static int write_metrics(const struct listen_opts *o,
-			 const struct mp_listen_metrics *m)
+			 const struct mp_listen_metrics *m, bool final)
 {
 	struct mp_output out;
 	struct mp_err err;
@@ -353,6 +365,15 @@ static int write_metrics(const struct listen_opts *o,
 
 	if (!o->metrics)
 		return 0;
+	if (metrics_stdout(o)) {
+		if (!final)
+			return 0;
+		if (mp_metrics_write(stdout, m) || fflush(stdout)) {
+			cmd_write_error(errno);
+			return -1;
+		}
+		return 0;
+	}
 	if (mp_output_open(&out, o->metrics, &err))
 		goto fail;
 	f = mp_output_stream(&out, &err);
@@ -421,7 +442,7 @@ static int pump_one(const struct listen_opts *o, struct listener *l, int i,
 	l->m.events[ev.level]++;
 	l->m.notifications[ev.level] += ev.count;
 	l->m.last_event_ns = ev.time_ns;
-	if (write_metrics(o, &l->m)) {
+	if (write_metrics(o, &l->m, false)) {
 		l->lost = true;
 		return -1;
 	}
@@ -436,7 +457,7 @@ static int listen_pump(const struct listen_opts *o, struct listener *l,
 
 	l->m.backend = mp_backend_name(mp_source_backend(l->src[0]));
 	l->m.cg = mp_source_cgroup(l->src[0]);
-	if (write_metrics(o, &l->m))
+	if (write_metrics(o, &l->m, false))
 		return MP_EXIT_FAILURE;
 	for (;;) {
 		ret = cmd_wait(w,
@@ -452,6 +473,8 @@ static int listen_pump(const struct listen_opts *o, struct listener *l,
 		if (ret)
 			break;
 	}
+	if (write_metrics(o, &l->m, true))
+		l->lost = true;
 	return l->lost ? MP_EXIT_FAILURE : MP_EXIT_OK;
 }
 
@@ -535,6 +558,11 @@ static int check_backend_opts(const struct listen_opts *o)
 	}
 	if (o->cfg.mode_set && b != MP_BACKEND_MEMCG && b != MP_BACKEND_AUTO) {
 		cmd_error("--mode applies to the memcg backend only");
+		return MP_EXIT_USAGE;
+	}
+	if (metrics_stdout(o) && o->json) {
+		cmd_error("--metrics - and --json both write to stdout: give "
+			  "--metrics a file");
 		return MP_EXIT_USAGE;
 	}
 	if (o->metrics && o->ncgroup > 1) {
