@@ -486,3 +486,13 @@ check_exposition() {
 	assert_failure 64
 	assert_output --partial "--metrics - and --json both write to stdout"
 }
+
+@test "listen: one cgroup given twice, in two spellings, is watched once" {
+	requires root memcg
+	local cg
+	cg=$(make_memcg twice 64M)
+	mpctl listen -b memcg -c "$cg" -c "/${cg##*/}" -c "${cg##*/}" -v -t 300ms
+	assert_success
+	[ "$(grep -c "listening: backend=memcg cgroup=/${cg##*/} " <<<"$output")" -eq 1 ]
+	assert_line "mpctl listen: note: cgroup '/${cg##*/}' is given more than once: watched once"
+}

@@ -492,25 +492,59 @@ static void say_listening(const struct listen_opts *o,
 		cmd_error("note: %s", mp_source_note(src));
 }
 
+/*
+ * Source i watches the cgroup an earlier one does (the same -c in another
+ * spelling): closed, and said once with -v, so that no event is counted
+ * twice. True when it was.
+ */
+static bool is_duplicate(const struct listen_opts *o, struct listener *l, int i)
+{
+	const struct mp_cgroup *cg = mp_source_cgroup(l->src[i]);
+	int j;
+
+	for (j = 0; j < i; j++)
+		if (mp_source_backend(l->src[j]) ==
+			    mp_source_backend(l->src[i]) &&
+		    !strcmp(mp_source_cgroup(l->src[j])->dir, cg->dir))
+			break;
+	if (j == i)
+		return false;
+	if (o->verbose)
+		cmd_error("note: cgroup '%s' is given more than once: watched "
+			  "once",
+			  cg->path);
+	mp_source_close(l->src[i]);
+	free(l->target[i]);
+	l->src[i] = NULL;
+	l->target[i] = NULL;
+	l->live--;
+	l->n--;
+	return true;
+}
+
 /* Open a source per cgroup and their group; 0 or the exit status (told) */
 static int listen_start(struct listen_opts *o, struct listener *l)
 {
 	struct mp_err err;
-	int i;
+	int i, k, n;
 
-	l->n = o->ncgroup ? o->ncgroup : 1;
-	for (i = 0; i < l->n; i++) {
+	n = o->ncgroup ? o->ncgroup : 1;
+	for (k = 0; k < n; k++) {
+		i = l->n;
 		l->target[i] = malloc(sizeof(*l->target[i]));
 		if (!l->target[i]) {
 			mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "out of memory");
 			return cmd_fail(&err);
 		}
-		mp_target_resolve(o->ncgroup ? o->cgroup[i] : NULL,
+		l->n++;
+		mp_target_resolve(o->ncgroup ? o->cgroup[k] : NULL,
 				  l->target[i]);
 		o->cfg.target = l->target[i];
 		if (mp_source_open(&o->cfg, &l->src[i], &err))
 			return cmd_fail(&err);
 		l->live++;
+		if (is_duplicate(o, l, i))
+			continue;
 		say_listening(o, l->src[i]);
 	}
 	/* one cgroup: its own fd, no group (an fd fewer) */
