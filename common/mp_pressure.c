@@ -233,6 +233,7 @@ int mp_psi_parse(const char *spec, struct mp_psi_trigger *t, struct mp_err *err)
 	if (psi_time(window, &t->window_us))
 		return mp_errf(err, MP_EXIT_USAGE, 0, "invalid psi window '%s'",
 			       window);
+	snprintf(t->window_arg, sizeof(t->window_arg), "%s", window);
 	return 0;
 }
 
@@ -251,12 +252,19 @@ int mp_psi_check(const struct mp_psi_trigger *t, bool privileged,
 			       " us out of range: must be 1 to the window (%" PRIu64
 			       " us)",
 			       t->stall_us, t->window_us);
-	if (!privileged && t->window_us % PSI_UNPRIV_WINDOW_US)
+	/* a privilege missing, not a usage error: 77, in the user's words */
+	if (!privileged && t->window_us % PSI_UNPRIV_WINDOW_US) {
+		if (t->window_arg[0])
+			return mp_errf(
+				err, MP_EXIT_NOPERM, 0,
+				"psi window '%s': without CAP_SYS_RESOURCE it must be a multiple of 2s",
+				t->window_arg);
 		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
+			err, MP_EXIT_NOPERM, 0,
 			"psi window %" PRIu64
-			" us: without CAP_SYS_RESOURCE it must be a multiple of 2 s",
+			" us: without CAP_SYS_RESOURCE it must be a multiple of 2s",
 			t->window_us);
+	}
 	return 0;
 }
 
