@@ -32,6 +32,8 @@ BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DOCDIR ?= $(PREFIX)/share/doc/mpctl
+# systemd looks in /usr/local/lib/systemd/system too
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 DESTDIR ?=
 
 CC ?= cc
@@ -126,7 +128,7 @@ $(STATIC_PROGS): $(O)/static/%: $(O)/obj/stress/%.o $(O)/obj/stress/engine.o $(C
 	$(quiet) LD $@
 	$(Q)$(CC) -static $(ALL_LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
-install: all
+install: all $(O)/mpctl-listen.service $(O)/mpctl-listen@.service
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(COMPDIR)
 	install -m 0755 $(O)/mpctl $(DESTDIR)$(BINDIR)/mpctl
@@ -141,8 +143,16 @@ install: all
 	for c in $(COMMANDS); do \
 		ln -sf mpctl $(DESTDIR)$(COMPDIR)/mpctl-$$c; \
 	done
-	install -d $(DESTDIR)$(DOCDIR)/examples
-	install -m 0644 contrib/mpctl-listen.service $(DESTDIR)$(DOCDIR)/examples/
+	install -d $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(UNITDIR)
+	install -m 0644 $(O)/mpctl-listen.service $(DESTDIR)$(DOCDIR)/examples/
+	install -m 0644 $(O)/mpctl-listen@.service $(DESTDIR)$(UNITDIR)/
+
+FORCE:
+
+# the units name the installed mpctl: generated with this BINDIR
+$(O)/mpctl-listen.service $(O)/mpctl-listen@.service: $(O)/%: contrib/%.in FORCE
+	@mkdir -p $(dir $@)
+	$(Q)sed 's|@BINDIR@|$(BINDIR)|g' $< >$@.tmp && mv $@.tmp $@
 
 # mempressure_test is a test program of the build tree, not installed
 # (older versions installed it: uninstall removes that too)
@@ -153,6 +163,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(filter %.7,$(MANPAGES))))
 	rm -f $(DESTDIR)$(COMPDIR)/mpctl $(addprefix $(DESTDIR)$(COMPDIR)/mpctl-,$(COMMANDS))
 	rm -f $(DESTDIR)$(DOCDIR)/examples/mpctl-listen.service
+	rm -f $(DESTDIR)$(UNITDIR)/mpctl-listen@.service
 	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 deps:
@@ -312,4 +323,4 @@ clean:
 -include $(OBJS:.o=.d) $(PROGS:$(O)/%=$(O)/obj/stress/%.d) \
 	$(O)/obj/bats/fuzz/parse.d $(O)/obj/bats/notify-recv.d
 
-.PHONY: asan deps-host deps-run test format check-format compare-kernels regression-demo compare-matrix compare-noise compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean
+.PHONY: FORCE asan deps-host deps-run test format check-format compare-kernels regression-demo compare-matrix compare-noise compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean

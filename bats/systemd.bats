@@ -166,9 +166,9 @@ MP_WRITE=$(printf 'some 200000 2000000\0' | base64)
 	assert_output --partial "memory pressure watching is off"
 }
 
-@test "systemd: contrib/mpctl-listen.service passes systemd-analyze verify" {
+@test "systemd: contrib/mpctl-listen.service.in passes systemd-analyze verify" {
 	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
-	sed "s|/usr/local/bin/mpctl|$MPCTL_BIN|" "$ROOT/contrib/mpctl-listen.service" \
+	sed "s|@BINDIR@/mpctl|$MPCTL_BIN|" "$ROOT/contrib/mpctl-listen.service.in" \
 		>"$BATS_TEST_TMPDIR/mpctl-listen.service"
 	run systemd-analyze verify --man=no "$BATS_TEST_TMPDIR/mpctl-listen.service"
 	mp_trace "systemd-analyze verify"
@@ -176,6 +176,29 @@ MP_WRITE=$(printf 'some 200000 2000000\0' | base64)
 	# systemd before 254 does not know the memory pressure keys: only that
 	run grep -v "Unknown key 'MemoryPressure\(Watch\|ThresholdSec\)'" <<<"$output"
 	assert_output ""
+}
+
+@test "systemd: make install generates mpctl-listen@.service, whose paths follow PREFIX" {
+	local p=$BATS_TEST_TMPDIR/opt/mp u
+	run make -s -C "$ROOT" install PREFIX="$p"
+	assert_success
+	u=$p/lib/systemd/system/mpctl-listen@.service
+	[ -f "$u" ]
+	grep -qx "ExecStart=$p/bin/mpctl listen --json -c %I" "$u"
+	grep -q "^ExecStart=$p/bin/mpctl " "$p/share/doc/mpctl/examples/mpctl-listen.service"
+	! grep -rq "/usr/local" "$u" "$p/share/doc/mpctl/examples/mpctl-listen.service"
+	if command -v systemd-analyze >/dev/null; then
+		cp "$u" "$BATS_TEST_TMPDIR/mpctl-listen@system.slice.service"
+		run systemd-analyze verify --man=no \
+			"$BATS_TEST_TMPDIR/mpctl-listen@system.slice.service"
+		mp_trace "systemd-analyze verify (template)"
+		assert_success
+		run grep -v "Unknown key 'MemoryPressure\(Watch\|ThresholdSec\)'" <<<"$output"
+		assert_output ""
+	fi
+	run make -s -C "$ROOT" uninstall PREFIX="$p"
+	assert_success
+	[ ! -e "$u" ]
 }
 
 @test "systemd: make install puts the example unit under the doc dir" {
