@@ -510,3 +510,32 @@ check_exposition() {
 		"$MPCTL_BIN" listen -b psi --psi 'some 100ms 2s' -t 300ms
 	assert_success
 }
+
+@test "listen --min-interval: a storm is one line per interval, with the count" {
+	requires root memcg stress-ng jq
+	local cg
+	cg=$(make_memcg storm 48M)
+	mpctl_bg listen -b memcg -c "$cg" -l low --min-interval 1s -t 6s -j -v
+	hog "$cg"
+	wait_exit "$MP_BG_PID" 30
+	# every line counts what it stands for
+	jq -e -s 'length >= 1 and all(.[]; .event.coalesced >= 1)' "$MP_BG_OUT"
+	# at most one line a second (6 s, the first at once, one at the end)
+	[ "$(wc -l <"$MP_BG_OUT")" -le 8 ]
+	# a storm: more events than lines
+	run jq -s '[.[].event.coalesced] | add' "$MP_BG_OUT"
+	[ "$output" -gt "$(wc -l <"$MP_BG_OUT")" ]
+}
+
+@test "listen --min-interval: text lines say how many events each stands for" {
+	requires root memcg stress-ng
+	local cg
+	cg=$(make_memcg storm-text 48M)
+	mpctl_bg listen -b memcg -c "$cg" -l low --min-interval 500ms -t 4s -v
+	hog "$cg"
+	wait_exit "$MP_BG_PID" 30
+	run grep -c ' coalesced=[0-9]*$' "$MP_BG_OUT"
+	[ "$output" -ge 1 ]
+	mpctl listen --min-interval 0 -t 100ms
+	assert_failure 64
+}

@@ -21,6 +21,7 @@
 
 #include "cmd.h"
 #include "mp_cgroup.h"
+#include "mp_clock.h"
 #include "mp_target.h"
 #include "mp_json.h"
 #include "mp_metrics.h"
@@ -48,7 +49,8 @@ struct listen_opts {
 	bool quiet; /* -q: no informational lines, wins over -v */
 	bool realtime;
 	const char *exec;
-	const char *metrics; /* --metrics FILE */
+	const char *metrics;	  /* --metrics FILE */
+	uint64_t min_interval_ns; /* --min-interval: 0 for every event */
 };
 
 enum {
@@ -56,6 +58,7 @@ enum {
 	OPT_SYSROOT,
 	OPT_REALTIME,
 	OPT_METRICS,
+	OPT_MIN_INTERVAL,
 };
 
 /* clang-format off */
@@ -82,6 +85,10 @@ static const struct argp_option options[] = {
 	  "the cgroup's memory event counters (for node_exporter's textfile "
 	  "collector), replaced atomically at each event; '-': on stdout "
 	  "once listening ends, instead of the event lines", 0 },
+	{ "min-interval", OPT_MIN_INTERVAL, "TIME", 0,
+	  "at most one line per cgroup every TIME (e.g. 10s): the first event "
+	  "at once, the others of the interval as one line at its end, with "
+	  "their count (coalesced=N)", 0 },
 	{ "verbose", 'v', NULL, 0, "say on stderr when listening starts", 0 },
 	{ "quiet", 'q', NULL, 0,
 	  "no informational lines on stderr (errors and events still print; wins over -v)", 0 },
@@ -139,6 +146,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_METRICS:
 		o->metrics = cmd_arg_str(state, key, arg);
 		break;
+	case OPT_MIN_INTERVAL:
+		o->min_interval_ns = cmd_arg_duration(state, key, arg, 0);
+		break;
 	case 'v':
 		o->verbose = true;
 		break;
@@ -190,8 +200,10 @@ static bool metrics_stdout(const struct listen_opts *o)
 }
 
 /* The event's document, or NULL (out of memory): never a partial one. */
-static json_t *event_json(const struct mp_source *src,
-			  const struct mp_event *ev, uint64_t seq)
+static json_t *event_json(const struct listen_opts *o,
+			  const struct mp_source *src,
+			  const struct mp_event *ev, uint64_t seq,
+			  uint64_t coalesced)
 {
 	enum mp_backend b = mp_source_backend(src);
 	json_t *doc = mp_json_doc(LISTEN_SCHEMA, LISTEN_SCHEMA_VERSION);
@@ -208,6 +220,14 @@ static json_t *event_json(const struct mp_source *src,
 		"level_native", mp_level_native(b, ev->level),
 			       /* clang-format on */
 			       "events", (json_int_t)ev->count))) {
+		json_decref(doc);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* with --min-interval: the events the line stands for */
+	if (o->min_interval_ns &&
+	    json_object_set_new(json_object_get(doc, "event"), "coalesced",
+				json_integer((json_int_t)coalesced))) {
 		json_decref(doc);
 		errno = ENOMEM;
 		return NULL;
@@ -310,7 +330,7 @@ out:
 
 static int print_event(const struct listen_opts *o, const struct mp_source *src,
 		       const struct mp_event *ev, uint64_t seq,
-		       struct mp_waiter *w)
+		       uint64_t coalesced, struct mp_waiter *w)
 {
 	enum mp_backend b = mp_source_backend(src);
 	char *line = NULL;
@@ -319,7 +339,7 @@ static int print_event(const struct listen_opts *o, const struct mp_source *src,
 	int ret = 0;
 
 	if (o->json || o->exec) {
-		doc = event_json(src, ev, seq);
+		doc = event_json(o, src, ev, seq, coalesced);
 		line = doc ? json_dumps(doc,
 					JSON_PRESERVE_ORDER | JSON_COMPACT) :
 			     NULL;
@@ -336,11 +356,13 @@ static int print_event(const struct listen_opts *o, const struct mp_source *src,
 			ret = -1;
 	} else {
 		mp_fmt_time(ev->time_ns, when, sizeof(when));
-		if (printf("%s backend=%s cgroup=%s level=%s events=%" PRIu64
-			   "\n",
+		if (printf("%s backend=%s cgroup=%s level=%s events=%" PRIu64,
 			   when, mp_backend_name(b),
 			   mp_source_cgroup(src)->path,
-			   mp_level_native(b, ev->level), ev->count) < 0)
+			   mp_level_native(b, ev->level), ev->count) < 0 ||
+		    (o->min_interval_ns &&
+		     printf(" coalesced=%" PRIu64, coalesced) < 0) ||
+		    putchar('\n') == EOF)
 			ret = -1;
 	}
 	if (fflush(stdout) == EOF)
@@ -406,6 +428,12 @@ struct listener {
 	int gfd;    /* readable when any source is; -1: one */
 	uint64_t seq;
 	struct mp_listen_metrics m;
+	/* --min-interval, per source: the events held for one line */
+	struct listen_held {
+		struct mp_event ev; /* the latest, highest level, summed count */
+		uint64_t n;	    /* events held: 0, none */
+		uint64_t end_ns;    /* the interval's end (monotonic) */
+	} held[LISTEN_MAX_CGROUPS];
 };
 
 /*
@@ -421,6 +449,96 @@ static int drop_source(struct listener *l, int i, const struct mp_err *err)
 	return --l->live ? 0 : -1;
 }
 
+/* One line for source i, standing for n events: 0, 1 at --count, -1 */
+static int emit(const struct listen_opts *o, struct listener *l, int i,
+		const struct mp_event *ev, uint64_t n, struct mp_waiter *w)
+{
+	if (print_event(o, l->src[i], ev, ++l->seq, n, w)) {
+		cmd_write_error(errno);
+		l->lost = true;
+		return -1;
+	}
+	if (write_metrics(o, &l->m, false)) {
+		l->lost = true;
+		return -1;
+	}
+	return o->count && l->seq >= (uint64_t)o->count;
+}
+
+/*
+ * --min-interval: an event inside source i's interval is held (true);
+ * one after it opens the next interval and is printed at once (false).
+ */
+static bool hold(const struct listen_opts *o, struct listener *l, int i,
+		 const struct mp_event *ev)
+{
+	struct listen_held *h = &l->held[i];
+	uint64_t now = mp_now_ns(CLOCK_MONOTONIC);
+
+	if (!o->min_interval_ns)
+		return false;
+	if (now >= h->end_ns && !h->n) {
+		h->end_ns = now + o->min_interval_ns;
+		return false;
+	}
+	if (!h->n) {
+		h->ev = *ev;
+	} else {
+		h->ev.count += ev->count;
+		h->ev.time_ns = ev->time_ns;
+		h->ev.mono_ns = ev->mono_ns;
+		if (ev->level > h->ev.level)
+			h->ev.level = ev->level;
+	}
+	h->n++;
+	return true;
+}
+
+/* Source i's held events as one line, if any: 0, 1 at --count, -1 */
+static int flush_one(const struct listen_opts *o, struct listener *l, int i,
+		     struct mp_waiter *w)
+{
+	struct listen_held *h = &l->held[i];
+	uint64_t n = h->n;
+
+	if (!n)
+		return 0;
+	h->n = 0;
+	/* the next interval starts now: one line per interval at most */
+	h->end_ns = mp_now_ns(CLOCK_MONOTONIC) + o->min_interval_ns;
+	return emit(o, l, i, &h->ev, n, w);
+}
+
+/* The held lines whose interval is over (all: at the end); as flush_one */
+static int flush_due(const struct listen_opts *o, struct listener *l,
+		     struct mp_waiter *w, bool all)
+{
+	uint64_t now = mp_now_ns(CLOCK_MONOTONIC);
+	int i, ret;
+
+	for (i = 0; i < l->n; i++) {
+		if (!l->src[i] || !l->held[i].n ||
+		    (!all && now < l->held[i].end_ns))
+			continue;
+		ret = flush_one(o, l, i, w);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The earliest end of an interval holding events, or 0 */
+static uint64_t next_flush(const struct listener *l)
+{
+	uint64_t t = 0;
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->src[i] && l->held[i].n && (!t || l->held[i].end_ns < t))
+			t = l->held[i].end_ns;
+	return t;
+}
+
 /* The pending events of source i: 0, 1 when --count is reached, -1 */
 static int pump_one(const struct listen_opts *o, struct listener *l, int i,
 		    struct mp_waiter *w)
@@ -430,23 +548,49 @@ static int pump_one(const struct listen_opts *o, struct listener *l, int i,
 	int ret;
 
 	ret = mp_source_read(l->src[i], &ev, &err);
-	if (ret < 0)
+	if (ret < 0) {
+		/* what it held still gets its line */
+		if (flush_one(o, l, i, w) < 0)
+			return -1;
 		return drop_source(l, i, &err);
+	}
 	if (!ret)
 		return 0;
-	if (print_event(o, l->src[i], &ev, ++l->seq, w)) {
-		cmd_write_error(errno);
-		l->lost = true;
-		return -1;
-	}
 	l->m.events[ev.level]++;
 	l->m.notifications[ev.level] += ev.count;
 	l->m.last_event_ns = ev.time_ns;
-	if (write_metrics(o, &l->m, false)) {
-		l->lost = true;
+	if (hold(o, l, i, &ev))
+		return 0;
+	return emit(o, l, i, &ev, 1, w);
+}
+
+/*
+ * cmd_wait() with the end of the first interval holding events as an
+ * earlier deadline: 1 ready, 2 an interval ended, 0 --timeout or a signal,
+ * -1 error.
+ */
+static int listen_wait(struct listener *l, struct mp_waiter *w)
+{
+	int fd = l->gfd >= 0 ? l->gfd : mp_source_fd(l->src[0]);
+	uint64_t deadline = w->deadline, t = next_flush(l);
+	enum mp_wait_result ret;
+
+	if (!t || (deadline && deadline <= t))
+		return cmd_wait(w, fd);
+	w->deadline = t;
+	ret = mp_wait(w, fd, POLLIN);
+	w->deadline = deadline;
+	switch (ret) {
+	case MP_WAIT_READY:
+		return 1;
+	case MP_WAIT_TIMEOUT: /* the interval's end, before --timeout's */
+		return 2;
+	case MP_WAIT_ERROR:
+		cmd_error("poll: %s", strerror(errno));
 		return -1;
+	default: /* SIGINT, SIGTERM, SIGHUP */
+		return 0;
 	}
-	return o->count && l->seq >= (uint64_t)o->count;
 }
 
 /* Print events until --count, --timeout, a signal or no source is left. */
@@ -460,19 +604,21 @@ static int listen_pump(const struct listen_opts *o, struct listener *l,
 	if (write_metrics(o, &l->m, false))
 		return MP_EXIT_FAILURE;
 	for (;;) {
-		ret = cmd_wait(w,
-			       l->gfd >= 0 ? l->gfd : mp_source_fd(l->src[0]));
+		ret = listen_wait(l, w);
 		if (ret < 0)
 			l->lost = true;
 		if (ret <= 0)
 			break;
-		ret = 0;
-		for (i = 0; i < l->n; i++)
+		ret = ret == 2 ? flush_due(o, l, w, false) : 0;
+		for (i = 0; !ret && i < l->n; i++)
 			if (l->src[i] && (ret = pump_one(o, l, i, w)))
 				break;
 		if (ret)
 			break;
 	}
+	/* --timeout, a signal, the last source gone: what is held is said */
+	if (!ret && flush_due(o, l, w, true) < 0)
+		l->lost = true;
 	if (write_metrics(o, &l->m, true))
 		l->lost = true;
 	return l->lost ? MP_EXIT_FAILURE : MP_EXIT_OK;
