@@ -781,18 +781,20 @@ static int usage_or_fail(const struct mp_err *err)
 
 /*
  * --cgroup: claimed for this run (mp_cg_claim()), so that a second run
- * there is refused; processes already in it are one warning. *fd: the
- * claim, -1 without one. 0 or the exit status (told).
+ * there is refused; *others: the processes already in it, for a warning
+ * once the run has taken place. *fd: the claim, -1 without one. 0 or the
+ * exit status (told).
  * TODO at merge: resolve once, in stress_cgroups_setup() (stress/run.c).
  */
-static int claim_cgroup(const struct stress_opts *so, int *fd)
+static int claim_cgroup(const struct stress_opts *so, int *fd, int *others)
 {
 	const struct mp_cgroup *cg;
 	struct mp_target *t;
 	struct mp_err err;
-	int others, ret = 0;
+	int ret = 0;
 
 	*fd = -1;
+	*others = 0;
 	if (!so->cfg.cgroup)
 		return 0;
 	t = malloc(sizeof(*t));
@@ -802,14 +804,8 @@ static int claim_cgroup(const struct stress_opts *so, int *fd)
 	/* one that does not resolve: the run says why */
 	if (mp_target_get(t, MP_ROLE_MEMORY, &cg, NULL))
 		goto out;
-	if (mp_cg_claim(cg, fd, &others, &err))
+	if (mp_cg_claim(cg, fd, others, &err))
 		ret = cmd_fail(&err);
-	else if (others && !so->quiet)
-		cmd_error("warning: cgroup '%s' has %d other process%s: %s the "
-			  "limit, and %s memory counts in the results",
-			  cg->path, others, others == 1 ? "" : "es",
-			  others == 1 ? "it shares" : "they share",
-			  others == 1 ? "its" : "their");
 out:
 	free(t);
 	return ret;
@@ -850,7 +846,7 @@ static int stress(struct stress_opts *so)
 	struct stress_frame *f;
 	bool have_out = false;
 	struct mp_err err;
-	int ret, w, lock;
+	int ret, w, lock, others;
 	json_t *doc;
 
 	if (stress_check(o, &err))
@@ -868,7 +864,7 @@ static int stress(struct stress_opts *so)
 		}
 		have_out = true;
 	}
-	ret = claim_cgroup(so, &lock);
+	ret = claim_cgroup(so, &lock, &others);
 	if (ret)
 		goto out;
 	if (!so->quiet && progress_wanted()) {
@@ -882,6 +878,13 @@ static int stress(struct stress_opts *so)
 		ret = usage_or_fail(&err);
 		goto out;
 	}
+	/* said once the run took place, before its results */
+	if (others && !so->quiet)
+		cmd_error("warning: cgroup '%s' has %d other process%s: %s the "
+			  "limit, and %s memory counts in the results",
+			  f->res.cgroup, others, others == 1 ? "" : "es",
+			  others == 1 ? "it shares" : "they share",
+			  others == 1 ? "its" : "their");
 	s = &f->res.engine;
 	doc = result_json(o, &f->res);
 	if (so->verbose)
