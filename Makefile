@@ -2,7 +2,9 @@
 # mpctl: memory pressure events and user-space shrinkers.
 #
 #   make              build build/mpctl and its mpctl-<command> links
-#   make run          install what it needs, build, run mpctl report
+#   make run          install what the report needs (scripts/deps.sh --run:
+#                     no qemu, no kernel source), build, run mpctl report
+#   make test         the host tests, installing nothing (= check-host)
 #   make check        install what the tests need, run the host tests, the
 #                     VM suites on the patched 6.1 and 6.12, the comparison
 #   make check-host   the host tests only
@@ -10,6 +12,8 @@
 #   make install      PREFIX=/usr/local DESTDIR=; make uninstall
 #   WERROR=1          warnings are errors (make check sets it)
 #   make deps         install the Debian packages the build and tests need
+#                     (make deps-host: the host tests'; make deps-run: the
+#                     report's)
 #   make static       build/static/mpctl, for the VM's initramfs
 #   make bench        run the benchmarks, write build/bench/*.json
 #   make asan         build/asan/mpctl with ASan and UBSan (bats/sanitize.bats)
@@ -23,12 +27,15 @@
 #                     series, or two point releases, by hand): see
 #                     kernel-patch/README-harness.md
 
-VERSION := 0.1.0
+# one version for the binary, the man pages (bats/project.bats) and NEWS
+VERSION := $(shell cat VERSION)
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DOCDIR ?= $(PREFIX)/share/doc/mpctl
+# systemd looks in /usr/local/lib/systemd/system too
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 DESTDIR ?=
 
 CC ?= cc
@@ -94,6 +101,9 @@ $(O)/obj/%.o: %.c
 	$(quiet) CC $@
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
+# the version is compiled in
+$(O)/obj/cmd/mpctl.o: VERSION
+
 $(O)/mpctl: $(OBJS)
 	$(quiet) LD $@
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(OBJS) $(ALL_LDLIBS)
@@ -121,7 +131,7 @@ $(STATIC_PROGS): $(O)/static/%: $(O)/obj/stress/%.o $(O)/obj/stress/engine.o $(C
 	$(quiet) LD $@
 	$(Q)$(CC) -static $(ALL_LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
-install: all
+install: all $(O)/mpctl-listen.service $(O)/mpctl-listen@.service
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(COMPDIR)
 	install -m 0755 $(O)/mpctl $(DESTDIR)$(BINDIR)/mpctl
@@ -136,8 +146,16 @@ install: all
 	for c in $(COMMANDS); do \
 		ln -sf mpctl $(DESTDIR)$(COMPDIR)/mpctl-$$c; \
 	done
-	install -d $(DESTDIR)$(DOCDIR)/examples
-	install -m 0644 contrib/mpctl-listen.service $(DESTDIR)$(DOCDIR)/examples/
+	install -d $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(UNITDIR)
+	install -m 0644 $(O)/mpctl-listen.service $(DESTDIR)$(DOCDIR)/examples/
+	install -m 0644 $(O)/mpctl-listen@.service $(DESTDIR)$(UNITDIR)/
+
+FORCE:
+
+# the units name the installed mpctl: generated with this BINDIR
+$(O)/mpctl-listen.service $(O)/mpctl-listen@.service: $(O)/%: contrib/%.in FORCE
+	@mkdir -p $(dir $@)
+	$(Q)sed 's|@BINDIR@|$(BINDIR)|g' $< >$@.tmp && mv $@.tmp $@
 
 # mempressure_test is a test program of the build tree, not installed
 # (older versions installed it: uninstall removes that too)
@@ -148,6 +166,7 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(filter %.7,$(MANPAGES))))
 	rm -f $(DESTDIR)$(COMPDIR)/mpctl $(addprefix $(DESTDIR)$(COMPDIR)/mpctl-,$(COMMANDS))
 	rm -f $(DESTDIR)$(DOCDIR)/examples/mpctl-listen.service
+	rm -f $(DESTDIR)$(UNITDIR)/mpctl-listen@.service
 	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 deps:
@@ -155,6 +174,9 @@ deps:
 
 deps-host:
 	scripts/deps.sh --host
+
+deps-run:
+	scripts/deps.sh --run
 
 # lint the man pages; warnings are errors
 manlint:
@@ -184,7 +206,7 @@ check-format:
 	[ $$bad = 0 ] || { echo "check-format: $$bad files differ from clang-format $$($(CLANG_FORMAT) --version | sed 's/^.*version //'); run 'make format'" >&2; exit 1; }
 
 # the main job: the standard report on this machine
-run: deps all
+run: deps-run all
 	$(O)/mpctl report --output $(O)/report.json --svg $(O)/report.svg
 
 # boot the patched 6.1 and 6.12 kernels, run mpctl report in each, compare
@@ -266,13 +288,16 @@ compare-matrix: all static
 
 # every test: the host suite, the VM suites, the cross-kernel comparison
 # (MPCTL_VM=0: host only)
-check check-host check-vm: WERROR = 1
+check check-host check-vm test: WERROR = 1
 
 check: deps all
 	scripts/check.sh
 
 check-host: all
 	scripts/check.sh --host-only
+
+# the host tests without apt: a missing tool skips its tests
+test: check-host
 
 # the VM suites on the patched 6.1 and 6.12 kernels, and the comparison
 check-vm: deps all
@@ -314,4 +339,4 @@ clean:
 	$(O)/obj/bats/fuzz/parse.d $(O)/obj/bats/notify-recv.d \
 	$(O)/obj/bats/rank-check.d
 
-.PHONY: asan deps-host format check-format compare-kernels regression-demo compare-matrix compare-noise compare-stock compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean
+.PHONY: FORCE asan deps-host deps-run test format check-format compare-kernels regression-demo compare-matrix compare-noise compare-stock compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean

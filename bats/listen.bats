@@ -469,3 +469,73 @@ check_exposition() {
 	mpctl listen --metrics ''
 	assert_failure 64
 }
+
+@test "listen --metrics -: the exposition on stdout when listening ends, no file named '-'" {
+	requires root memcg
+	local cg
+	cg=$(make_memcg metrics-stdout 64M)
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr "$MPCTL_BIN" listen -b memcg -c "$cg" -t 300ms --metrics -
+	assert_success
+	[ ! -e "$BATS_TEST_TMPDIR/-" ]
+	printf '%s\n' "$output" >m.prom
+	check_exposition m.prom
+	grep -qx "mpctl_listen_events_total{backend=\"memcg\",cgroup=\"/$MP_RUN_ID-metrics-stdout\",level=\"low\"} 0" m.prom
+	# stdout is the exposition's: JSON Lines cannot share it
+	mpctl listen -b memcg -c "$cg" -t 300ms --metrics - --json
+	assert_failure 64
+	assert_output --partial "--metrics - and --json both write to stdout"
+}
+
+@test "listen: one cgroup given twice, in two spellings, is watched once" {
+	requires root memcg
+	local cg
+	cg=$(make_memcg twice 64M)
+	mpctl listen -b memcg -c "$cg" -c "/${cg##*/}" -c "${cg##*/}" -v -t 300ms
+	assert_success
+	[ "$(grep -c "listening: backend=memcg cgroup=/${cg##*/} " <<<"$output")" -eq 1 ]
+	assert_line "mpctl listen: note: cgroup '/${cg##*/}' is given more than once: watched once"
+}
+
+@test "listen: a psi window only CAP_SYS_RESOURCE may use is 77, in the user's words" {
+	requires root psi
+	command -v setpriv >/dev/null || skip "no setpriv"
+	run setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$MPCTL_BIN" listen -b psi --psi 'some 100ms 1s' -t 300ms
+	mp_trace "listen --psi 'some 100ms 1s' as nobody"
+	assert_failure 77
+	assert_output "mpctl listen: psi window '1s': without CAP_SYS_RESOURCE it must be a multiple of 2s"
+	# a window of 2 s is anyone's
+	run setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		"$MPCTL_BIN" listen -b psi --psi 'some 100ms 2s' -t 300ms
+	assert_success
+}
+
+@test "listen --min-interval: a storm is one line per interval, with the count" {
+	requires root memcg stress-ng jq
+	local cg
+	cg=$(make_memcg storm 48M)
+	mpctl_bg listen -b memcg -c "$cg" -l low --min-interval 1s -t 6s -j -v
+	hog "$cg"
+	wait_exit "$MP_BG_PID" 30
+	# every line counts what it stands for
+	jq -e -s 'length >= 1 and all(.[]; .event.coalesced >= 1)' "$MP_BG_OUT"
+	# at most one line a second (6 s, the first at once, one at the end)
+	[ "$(wc -l <"$MP_BG_OUT")" -le 8 ]
+	# a storm: more events than lines
+	run jq -s '[.[].event.coalesced] | add' "$MP_BG_OUT"
+	[ "$output" -gt "$(wc -l <"$MP_BG_OUT")" ]
+}
+
+@test "listen --min-interval: text lines say how many events each stands for" {
+	requires root memcg stress-ng
+	local cg
+	cg=$(make_memcg storm-text 48M)
+	mpctl_bg listen -b memcg -c "$cg" -l low --min-interval 500ms -t 4s -v
+	hog "$cg"
+	wait_exit "$MP_BG_PID" 30
+	run grep -c ' coalesced=[0-9]*$' "$MP_BG_OUT"
+	[ "$output" -ge 1 ]
+	mpctl listen --min-interval 0 -t 100ms
+	assert_failure 64
+}

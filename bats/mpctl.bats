@@ -34,6 +34,23 @@ load helpers
 	[[ "$stderr" == *"Usage: mpctl <command>"* ]]
 }
 
+@test "mpctl: a mistyped link names the command it does not know" {
+	local d=$BATS_TEST_TMPDIR/bin
+	mkdir "$d"
+	ln -s "$MPCTL_BIN" "$d/mpctl-lsten"
+	run "$d/mpctl-lsten" -t 1s
+	assert_failure 64
+	assert_line --index 0 "mpctl: unknown command 'lsten'"
+	run "$d/mpctl-lsten"
+	assert_failure 64
+	assert_line --index 0 "mpctl: unknown command 'lsten'"
+	# a renamed copy given a command is still mpctl
+	run "$d/mpctl-lsten" listen --help
+	assert_success
+	run "$d/mpctl-lsten" --version
+	assert_success
+}
+
 @test "mpctl: unknown commands and prefixes are refused (64)" {
 	for c in lis listener LISTEN frob; do
 		mpctl "$c"

@@ -100,3 +100,30 @@ san() {
 	san "$ASAN/mpctl" report --duration 1s --repeat 1 -s shrinker -o "$d/r.json"
 	jq -e '.complete == true' "$d/r.json"
 }
+
+@test "sanitize: values read from the emulator's pipe are bounded" {
+	requires root memcg
+	local cg
+	cg=$(make_memcg asan-pipe 64M)
+	# shellcheck disable=SC2016
+	san "$ASAN/mpctl" register --emulate --chunk 1M -b memcg -c "$cg" -v -- \
+		bash -c 'for v in -9223372036854775808 9223372036854775807 \
+			99999999999999999999 -99999999999999999999 -1 +1 x; do
+			echo "$MPCTL_SHRINKER_EFD $v" >&"$MPCTL_SHRINKER_FD"
+		done; sleep 0.3'
+	assert_success
+}
+
+@test "sanitize: an overlong MPCTL_SYSROOT or --sysroot is a usage error" {
+	local long
+	long=/$(printf 'x%.0s' $(seq 4090))
+	MPCTL_SYSROOT=$long san "$ASAN/mpctl" info
+	[ "$status" -eq 64 ]
+	assert_output "mpctl info: invalid MPCTL_SYSROOT: longer than 1024 bytes"
+	local c
+	for c in info listen register; do
+		san "$ASAN/mpctl" "$c" --sysroot "$long"
+		[ "$status" -eq 64 ]
+		assert_line --index 0 "mpctl $c: invalid --sysroot: longer than 1024 bytes"
+	done
+}

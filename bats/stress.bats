@@ -731,6 +731,17 @@ run_cg() {
 	[ "$before" = "$(stress_cgroups)" ]
 }
 
+@test "stress: a --parent limited below --limit is refused, nothing left behind" {
+	requires root memcg
+	local p before
+	p=$(make_memcg low-parent 64M)
+	before=$(ls "$p")
+	mpctl stress --parent "$p" --limit 256M --duration 1s --threads 1
+	assert_failure 1
+	assert_line --index 0 --regexp "cannot give .* a limit of 268435456 bytes: cgroup '/$MP_RUN_ID-low-parent' is limited to 67108864 bytes"
+	[ "$before" = "$(ls "$p")" ]
+}
+
 @test "stress: a stale cgroup of another pid namespace is never removed" {
 	requires root memcg
 	local other

@@ -60,6 +60,23 @@ notify_recv() {
 	assert_output "mpctl listen: unsupported NOTIFY_SOCKET 'vsock:2:1234': expected an absolute path or '@name'"
 }
 
+@test "systemd: a NOTIFY_SOCKET nobody listens on is one warning, not a failure" {
+	requires root memcg
+	local cg
+	cg=$(make_memcg notify-gone)
+	NOTIFY_SOCKET=$BATS_TEST_TMPDIR/nobody.sock \
+		run "$MPCTL_BIN" listen -b memcg -c "$cg" -t 300ms
+	mp_trace "listen, NOTIFY_SOCKET without a listener"
+	assert_success
+	assert_output "mpctl listen: warning: cannot notify '$BATS_TEST_TMPDIR/nobody.sock' of READY=1: No such file or directory"
+	NOTIFY_SOCKET=@mpctl-nobody-$MP_RUN_ID \
+		run "$MPCTL_BIN" register --emulate -c "$cg" --chunk 1M -- true
+	mp_trace "register, NOTIFY_SOCKET without a listener"
+	[ "$status" -ne 69 ] || skip "no shrinker interface"
+	assert_success
+	[ "$(grep -c 'warning: cannot notify' <<<"$output")" -eq 1 ]
+}
+
 # systemd's default trigger, base64 with its NUL as systemd encodes it
 MP_WRITE=$(printf 'some 200000 2000000\0' | base64)
 
@@ -108,6 +125,35 @@ MP_WRITE=$(printf 'some 200000 2000000\0' | base64)
 	[ "$status" -eq 64 ]
 }
 
+@test "systemd: a MEMORY_PRESSURE_WATCH that is not a pressure file is refused and left alone" {
+	requires root psi
+	local f=$BATS_TEST_TMPDIR/precious
+	printf 'keep these bytes\n' >"$f"
+	MEMORY_PRESSURE_WATCH=$f MEMORY_PRESSURE_WRITE=$MP_WRITE \
+		run "$MPCTL_BIN" listen -t 300ms
+	mp_trace "listen, MEMORY_PRESSURE_WATCH=$f"
+	[ "$status" -eq 64 ]
+	assert_output "mpctl listen: invalid MEMORY_PRESSURE_WATCH '$f': not a pressure file (a PSI file or a cgroup's memory.pressure)"
+	MEMORY_PRESSURE_WATCH=$f run "$MPCTL_BIN" register --emulate --chunk 1M -- true
+	mp_trace "register, MEMORY_PRESSURE_WATCH=$f"
+	[ "$status" -eq 64 ]
+	[ "$(cat "$f")" = "keep these bytes" ]
+	# a pressure file, but no memory one: refused too
+	MEMORY_PRESSURE_WATCH=/proc/pressure/cpu run "$MPCTL_BIN" listen -t 300ms
+	[ "$status" -eq 64 ]
+}
+
+@test "systemd: events of another cgroup's memory.pressure are labelled with that cgroup" {
+	requires root psi v2
+	local cg
+	cg=$(make_v2cg watch-other)
+	[ -e "$cg/memory.pressure" ] || skip "no memory.pressure in cgroup2"
+	MEMORY_PRESSURE_WATCH=$cg/memory.pressure run "$MPCTL_BIN" listen -v -t 300ms
+	mp_trace "listen, MEMORY_PRESSURE_WATCH=$cg/memory.pressure"
+	assert_success
+	assert_line --partial "cgroup=/${cg##*/} "
+}
+
 @test "systemd: the emulated shrinker honours \$MEMORY_PRESSURE_WATCH too" {
 	requires root psi
 	MEMORY_PRESSURE_WATCH=/proc/pressure/memory MEMORY_PRESSURE_WRITE=$MP_WRITE \
@@ -120,9 +166,9 @@ MP_WRITE=$(printf 'some 200000 2000000\0' | base64)
 	assert_output --partial "memory pressure watching is off"
 }
 
-@test "systemd: contrib/mpctl-listen.service passes systemd-analyze verify" {
+@test "systemd: contrib/mpctl-listen.service.in passes systemd-analyze verify" {
 	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
-	sed "s|/usr/local/bin/mpctl|$MPCTL_BIN|" "$ROOT/contrib/mpctl-listen.service" \
+	sed "s|@BINDIR@/mpctl|$MPCTL_BIN|" "$ROOT/contrib/mpctl-listen.service.in" \
 		>"$BATS_TEST_TMPDIR/mpctl-listen.service"
 	run systemd-analyze verify --man=no "$BATS_TEST_TMPDIR/mpctl-listen.service"
 	mp_trace "systemd-analyze verify"
@@ -130,6 +176,29 @@ MP_WRITE=$(printf 'some 200000 2000000\0' | base64)
 	# systemd before 254 does not know the memory pressure keys: only that
 	run grep -v "Unknown key 'MemoryPressure\(Watch\|ThresholdSec\)'" <<<"$output"
 	assert_output ""
+}
+
+@test "systemd: make install generates mpctl-listen@.service, whose paths follow PREFIX" {
+	local p=$BATS_TEST_TMPDIR/opt/mp u
+	run make -s -C "$ROOT" install PREFIX="$p"
+	assert_success
+	u=$p/lib/systemd/system/mpctl-listen@.service
+	[ -f "$u" ]
+	grep -qx "ExecStart=$p/bin/mpctl listen --json -c %I" "$u"
+	grep -q "^ExecStart=$p/bin/mpctl " "$p/share/doc/mpctl/examples/mpctl-listen.service"
+	! grep -rq "/usr/local" "$u" "$p/share/doc/mpctl/examples/mpctl-listen.service"
+	if command -v systemd-analyze >/dev/null; then
+		cp "$u" "$BATS_TEST_TMPDIR/mpctl-listen@system.slice.service"
+		run systemd-analyze verify --man=no \
+			"$BATS_TEST_TMPDIR/mpctl-listen@system.slice.service"
+		mp_trace "systemd-analyze verify (template)"
+		assert_success
+		run grep -v "Unknown key 'MemoryPressure\(Watch\|ThresholdSec\)'" <<<"$output"
+		assert_output ""
+	fi
+	run make -s -C "$ROOT" uninstall PREFIX="$p"
+	assert_success
+	[ ! -e "$u" ]
 }
 
 @test "systemd: make install puts the example unit under the doc dir" {

@@ -37,6 +37,9 @@ void cmd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cmd_write_error(int errnum);
 /* prints err and returns its exit status */
 int cmd_fail(const struct mp_err *err);
+/* sd_notify STATE: 0, or the status of a malformed $NOTIFY_SOCKET (told);
+ * a datagram not delivered is one warning for the whole run */
+int cmd_notify(const char *state);
 /* usage error: one line, the "Try" hint, returns MP_EXIT_USAGE */
 int cmd_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

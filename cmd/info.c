@@ -50,7 +50,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->json = true;
 		break;
 	case OPT_SYSROOT:
-		mp_set_sysroot(arg);
+		if (mp_set_sysroot(arg))
+			cmd_argerr(state,
+				   "invalid --sysroot: longer than %d bytes",
+				   MP_SYSROOT_MAX);
 		break;
 	case ARGP_KEY_ARG:
 		cmd_argerr(state, "unexpected argument '%s'", arg);

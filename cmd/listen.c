@@ -21,10 +21,10 @@
 
 #include "cmd.h"
 #include "mp_cgroup.h"
+#include "mp_clock.h"
 #include "mp_target.h"
 #include "mp_json.h"
 #include "mp_metrics.h"
-#include "mp_notify.h"
 #include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
@@ -49,7 +49,8 @@ struct listen_opts {
 	bool quiet; /* -q: no informational lines, wins over -v */
 	bool realtime;
 	const char *exec;
-	const char *metrics; /* --metrics FILE */
+	const char *metrics;	  /* --metrics FILE */
+	uint64_t min_interval_ns; /* --min-interval: 0 for every event */
 };
 
 enum {
@@ -57,6 +58,7 @@ enum {
 	OPT_SYSROOT,
 	OPT_REALTIME,
 	OPT_METRICS,
+	OPT_MIN_INTERVAL,
 };
 
 /* clang-format off */
@@ -81,7 +83,12 @@ static const struct argp_option options[] = {
 	{ "metrics", OPT_METRICS, "FILE", 0,
 	  "keep FILE the Prometheus text exposition of the events seen and "
 	  "the cgroup's memory event counters (for node_exporter's textfile "
-	  "collector), replaced atomically at each event", 0 },
+	  "collector), replaced atomically at each event; '-': on stdout "
+	  "once listening ends, instead of the event lines", 0 },
+	{ "min-interval", OPT_MIN_INTERVAL, "TIME", 0,
+	  "at most one line per cgroup every TIME (e.g. 10s): the first event "
+	  "at once, the others of the interval as one line at its end, with "
+	  "their count (coalesced=N)", 0 },
 	{ "verbose", 'v', NULL, 0, "say on stderr when listening starts", 0 },
 	{ "quiet", 'q', NULL, 0,
 	  "no informational lines on stderr (errors and events still print; wins over -v)", 0 },
@@ -139,6 +146,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_METRICS:
 		o->metrics = cmd_arg_str(state, key, arg);
 		break;
+	case OPT_MIN_INTERVAL:
+		o->min_interval_ns = cmd_arg_duration(state, key, arg, 0);
+		break;
 	case 'v':
 		o->verbose = true;
 		break;
@@ -149,7 +159,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->realtime = true;
 		break;
 	case OPT_SYSROOT:
-		mp_set_sysroot(arg);
+		if (mp_set_sysroot(arg))
+			cmd_argerr(state,
+				   "invalid --sysroot: longer than %d bytes",
+				   MP_SYSROOT_MAX);
 		break;
 	case ARGP_KEY_ARG:
 		cmd_argerr(state, "unexpected argument '%s'", arg);
@@ -171,17 +184,26 @@ static const struct argp listen_argp = {
 	"end); 64 usage "
 	"error; 69 no such kernel interface; 77 permission denied.\n"
 	"Without -c and -b, $MEMORY_PRESSURE_WATCH and $MEMORY_PRESSURE_WRITE "
-	"(systemd.exec(5)) name the PSI file and its trigger (base64); "
-	"/dev/null means off (69). $NOTIFY_SOCKET gets READY=1 once "
-	"listening.",
+	"(systemd.exec(5)) name the memory pressure file (/proc/pressure/"
+	"memory or a cgroup's memory.pressure; anything else is refused, 64) "
+	"and its trigger (base64); /dev/null means off (69). $NOTIFY_SOCKET "
+	"gets READY=1 once listening (a datagram not taken: one warning).",
 	NULL,
 	NULL,
 	NULL
 };
 
+/* --metrics -: stdout is the exposition's, written once at the end */
+static bool metrics_stdout(const struct listen_opts *o)
+{
+	return o->metrics && !strcmp(o->metrics, "-");
+}
+
 /* The event's document, or NULL (out of memory): never a partial one. */
-static json_t *event_json(const struct mp_source *src,
-			  const struct mp_event *ev, uint64_t seq)
+static json_t *event_json(const struct listen_opts *o,
+			  const struct mp_source *src,
+			  const struct mp_event *ev, uint64_t seq,
+			  uint64_t coalesced)
 {
 	enum mp_backend b = mp_source_backend(src);
 	json_t *doc = mp_json_doc(LISTEN_SCHEMA, LISTEN_SCHEMA_VERSION);
@@ -198,6 +220,14 @@ static json_t *event_json(const struct mp_source *src,
 		"level_native", mp_level_native(b, ev->level),
 			       /* clang-format on */
 			       "events", (json_int_t)ev->count))) {
+		json_decref(doc);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* with --min-interval: the events the line stands for */
+	if (o->min_interval_ns &&
+	    json_object_set_new(json_object_get(doc, "event"), "coalesced",
+				json_integer((json_int_t)coalesced))) {
 		json_decref(doc);
 		errno = ENOMEM;
 		return NULL;
@@ -300,7 +330,7 @@ out:
 
 static int print_event(const struct listen_opts *o, const struct mp_source *src,
 		       const struct mp_event *ev, uint64_t seq,
-		       struct mp_waiter *w)
+		       uint64_t coalesced, struct mp_waiter *w)
 {
 	enum mp_backend b = mp_source_backend(src);
 	char *line = NULL;
@@ -309,7 +339,7 @@ static int print_event(const struct listen_opts *o, const struct mp_source *src,
 	int ret = 0;
 
 	if (o->json || o->exec) {
-		doc = event_json(src, ev, seq);
+		doc = event_json(o, src, ev, seq, coalesced);
 		line = doc ? json_dumps(doc,
 					JSON_PRESERVE_ORDER | JSON_COMPACT) :
 			     NULL;
@@ -319,16 +349,20 @@ static int print_event(const struct listen_opts *o, const struct mp_source *src,
 			return -1;
 		}
 	}
-	if (o->json) {
+	if (metrics_stdout(o)) {
+		/* stdout is the exposition's */
+	} else if (o->json) {
 		if (!line || puts(line) == EOF)
 			ret = -1;
 	} else {
 		mp_fmt_time(ev->time_ns, when, sizeof(when));
-		if (printf("%s backend=%s cgroup=%s level=%s events=%" PRIu64
-			   "\n",
+		if (printf("%s backend=%s cgroup=%s level=%s events=%" PRIu64,
 			   when, mp_backend_name(b),
 			   mp_source_cgroup(src)->path,
-			   mp_level_native(b, ev->level), ev->count) < 0)
+			   mp_level_native(b, ev->level), ev->count) < 0 ||
+		    (o->min_interval_ns &&
+		     printf(" coalesced=%" PRIu64, coalesced) < 0) ||
+		    putchar('\n') == EOF)
 			ret = -1;
 	}
 	if (fflush(stdout) == EOF)
@@ -340,9 +374,12 @@ static int print_event(const struct listen_opts *o, const struct mp_source *src,
 	return ret;
 }
 
-/* --metrics: FILE replaced by the exposition as it is now; 0 or -1 (told) */
+/*
+ * --metrics: FILE replaced by the exposition as it is now, or, for "-",
+ * the exposition on stdout once listening ends (final); 0 or -1 (told)
+ */
 static int write_metrics(const struct listen_opts *o,
-			 const struct mp_listen_metrics *m)
+			 const struct mp_listen_metrics *m, bool final)
 {
 	struct mp_output out;
 	struct mp_err err;
@@ -350,6 +387,15 @@ static int write_metrics(const struct listen_opts *o,
 
 	if (!o->metrics)
 		return 0;
+	if (metrics_stdout(o)) {
+		if (!final)
+			return 0;
+		if (mp_metrics_write(stdout, m) || fflush(stdout)) {
+			cmd_write_error(errno);
+			return -1;
+		}
+		return 0;
+	}
 	if (mp_output_open(&out, o->metrics, &err))
 		goto fail;
 	f = mp_output_stream(&out, &err);
@@ -382,6 +428,12 @@ struct listener {
 	int gfd;    /* readable when any source is; -1: one */
 	uint64_t seq;
 	struct mp_listen_metrics m;
+	/* --min-interval, per source: the events held for one line */
+	struct listen_held {
+		struct mp_event ev; /* the latest, highest level, summed count */
+		uint64_t n;	    /* events held: 0, none */
+		uint64_t end_ns;    /* the interval's end (monotonic) */
+	} held[LISTEN_MAX_CGROUPS];
 };
 
 /*
@@ -397,6 +449,96 @@ static int drop_source(struct listener *l, int i, const struct mp_err *err)
 	return --l->live ? 0 : -1;
 }
 
+/* One line for source i, standing for n events: 0, 1 at --count, -1 */
+static int emit(const struct listen_opts *o, struct listener *l, int i,
+		const struct mp_event *ev, uint64_t n, struct mp_waiter *w)
+{
+	if (print_event(o, l->src[i], ev, ++l->seq, n, w)) {
+		cmd_write_error(errno);
+		l->lost = true;
+		return -1;
+	}
+	if (write_metrics(o, &l->m, false)) {
+		l->lost = true;
+		return -1;
+	}
+	return o->count && l->seq >= (uint64_t)o->count;
+}
+
+/*
+ * --min-interval: an event inside source i's interval is held (true);
+ * one after it opens the next interval and is printed at once (false).
+ */
+static bool hold(const struct listen_opts *o, struct listener *l, int i,
+		 const struct mp_event *ev)
+{
+	struct listen_held *h = &l->held[i];
+	uint64_t now = mp_now_ns(CLOCK_MONOTONIC);
+
+	if (!o->min_interval_ns)
+		return false;
+	if (now >= h->end_ns && !h->n) {
+		h->end_ns = now + o->min_interval_ns;
+		return false;
+	}
+	if (!h->n) {
+		h->ev = *ev;
+	} else {
+		h->ev.count += ev->count;
+		h->ev.time_ns = ev->time_ns;
+		h->ev.mono_ns = ev->mono_ns;
+		if (ev->level > h->ev.level)
+			h->ev.level = ev->level;
+	}
+	h->n++;
+	return true;
+}
+
+/* Source i's held events as one line, if any: 0, 1 at --count, -1 */
+static int flush_one(const struct listen_opts *o, struct listener *l, int i,
+		     struct mp_waiter *w)
+{
+	struct listen_held *h = &l->held[i];
+	uint64_t n = h->n;
+
+	if (!n)
+		return 0;
+	h->n = 0;
+	/* the next interval starts now: one line per interval at most */
+	h->end_ns = mp_now_ns(CLOCK_MONOTONIC) + o->min_interval_ns;
+	return emit(o, l, i, &h->ev, n, w);
+}
+
+/* The held lines whose interval is over (all: at the end); as flush_one */
+static int flush_due(const struct listen_opts *o, struct listener *l,
+		     struct mp_waiter *w, bool all)
+{
+	uint64_t now = mp_now_ns(CLOCK_MONOTONIC);
+	int i, ret;
+
+	for (i = 0; i < l->n; i++) {
+		if (!l->src[i] || !l->held[i].n ||
+		    (!all && now < l->held[i].end_ns))
+			continue;
+		ret = flush_one(o, l, i, w);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The earliest end of an interval holding events, or 0 */
+static uint64_t next_flush(const struct listener *l)
+{
+	uint64_t t = 0;
+	int i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->src[i] && l->held[i].n && (!t || l->held[i].end_ns < t))
+			t = l->held[i].end_ns;
+	return t;
+}
+
 /* The pending events of source i: 0, 1 when --count is reached, -1 */
 static int pump_one(const struct listen_opts *o, struct listener *l, int i,
 		    struct mp_waiter *w)
@@ -406,23 +548,49 @@ static int pump_one(const struct listen_opts *o, struct listener *l, int i,
 	int ret;
 
 	ret = mp_source_read(l->src[i], &ev, &err);
-	if (ret < 0)
+	if (ret < 0) {
+		/* what it held still gets its line */
+		if (flush_one(o, l, i, w) < 0)
+			return -1;
 		return drop_source(l, i, &err);
+	}
 	if (!ret)
 		return 0;
-	if (print_event(o, l->src[i], &ev, ++l->seq, w)) {
-		cmd_write_error(errno);
-		l->lost = true;
-		return -1;
-	}
 	l->m.events[ev.level]++;
 	l->m.notifications[ev.level] += ev.count;
 	l->m.last_event_ns = ev.time_ns;
-	if (write_metrics(o, &l->m)) {
-		l->lost = true;
+	if (hold(o, l, i, &ev))
+		return 0;
+	return emit(o, l, i, &ev, 1, w);
+}
+
+/*
+ * cmd_wait() with the end of the first interval holding events as an
+ * earlier deadline: 1 ready, 2 an interval ended, 0 --timeout or a signal,
+ * -1 error.
+ */
+static int listen_wait(struct listener *l, struct mp_waiter *w)
+{
+	int fd = l->gfd >= 0 ? l->gfd : mp_source_fd(l->src[0]);
+	uint64_t deadline = w->deadline, t = next_flush(l);
+	enum mp_wait_result ret;
+
+	if (!t || (deadline && deadline <= t))
+		return cmd_wait(w, fd);
+	w->deadline = t;
+	ret = mp_wait(w, fd, POLLIN);
+	w->deadline = deadline;
+	switch (ret) {
+	case MP_WAIT_READY:
+		return 1;
+	case MP_WAIT_TIMEOUT: /* the interval's end, before --timeout's */
+		return 2;
+	case MP_WAIT_ERROR:
+		cmd_error("poll: %s", strerror(errno));
 		return -1;
+	default: /* SIGINT, SIGTERM, SIGHUP */
+		return 0;
 	}
-	return o->count && l->seq >= (uint64_t)o->count;
 }
 
 /* Print events until --count, --timeout, a signal or no source is left. */
@@ -433,22 +601,26 @@ static int listen_pump(const struct listen_opts *o, struct listener *l,
 
 	l->m.backend = mp_backend_name(mp_source_backend(l->src[0]));
 	l->m.cg = mp_source_cgroup(l->src[0]);
-	if (write_metrics(o, &l->m))
+	if (write_metrics(o, &l->m, false))
 		return MP_EXIT_FAILURE;
 	for (;;) {
-		ret = cmd_wait(w,
-			       l->gfd >= 0 ? l->gfd : mp_source_fd(l->src[0]));
+		ret = listen_wait(l, w);
 		if (ret < 0)
 			l->lost = true;
 		if (ret <= 0)
 			break;
-		ret = 0;
-		for (i = 0; i < l->n; i++)
+		ret = ret == 2 ? flush_due(o, l, w, false) : 0;
+		for (i = 0; !ret && i < l->n; i++)
 			if (l->src[i] && (ret = pump_one(o, l, i, w)))
 				break;
 		if (ret)
 			break;
 	}
+	/* --timeout, a signal, the last source gone: what is held is said */
+	if (!ret && flush_due(o, l, w, true) < 0)
+		l->lost = true;
+	if (write_metrics(o, &l->m, true))
+		l->lost = true;
 	return l->lost ? MP_EXIT_FAILURE : MP_EXIT_OK;
 }
 
@@ -466,25 +638,59 @@ static void say_listening(const struct listen_opts *o,
 		cmd_error("note: %s", mp_source_note(src));
 }
 
+/*
+ * Source i watches the cgroup an earlier one does (the same -c in another
+ * spelling): closed, and said once with -v, so that no event is counted
+ * twice. True when it was.
+ */
+static bool is_duplicate(const struct listen_opts *o, struct listener *l, int i)
+{
+	const struct mp_cgroup *cg = mp_source_cgroup(l->src[i]);
+	int j;
+
+	for (j = 0; j < i; j++)
+		if (mp_source_backend(l->src[j]) ==
+			    mp_source_backend(l->src[i]) &&
+		    !strcmp(mp_source_cgroup(l->src[j])->dir, cg->dir))
+			break;
+	if (j == i)
+		return false;
+	if (o->verbose)
+		cmd_error("note: cgroup '%s' is given more than once: watched "
+			  "once",
+			  cg->path);
+	mp_source_close(l->src[i]);
+	free(l->target[i]);
+	l->src[i] = NULL;
+	l->target[i] = NULL;
+	l->live--;
+	l->n--;
+	return true;
+}
+
 /* Open a source per cgroup and their group; 0 or the exit status (told) */
 static int listen_start(struct listen_opts *o, struct listener *l)
 {
 	struct mp_err err;
-	int i;
+	int i, k, n;
 
-	l->n = o->ncgroup ? o->ncgroup : 1;
-	for (i = 0; i < l->n; i++) {
+	n = o->ncgroup ? o->ncgroup : 1;
+	for (k = 0; k < n; k++) {
+		i = l->n;
 		l->target[i] = malloc(sizeof(*l->target[i]));
 		if (!l->target[i]) {
 			mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "out of memory");
 			return cmd_fail(&err);
 		}
-		mp_target_resolve(o->ncgroup ? o->cgroup[i] : NULL,
+		l->n++;
+		mp_target_resolve(o->ncgroup ? o->cgroup[k] : NULL,
 				  l->target[i]);
 		o->cfg.target = l->target[i];
 		if (mp_source_open(&o->cfg, &l->src[i], &err))
 			return cmd_fail(&err);
 		l->live++;
+		if (is_duplicate(o, l, i))
+			continue;
 		say_listening(o, l->src[i]);
 	}
 	/* one cgroup: its own fd, no group (an fd fewer) */
@@ -494,15 +700,15 @@ static int listen_start(struct listen_opts *o, struct listener *l)
 			return cmd_fail(&err);
 	}
 	/* a service manager waiting for us ($NOTIFY_SOCKET): registered */
-	if (mp_notify("READY=1", &err))
-		return cmd_fail(&err);
+	i = cmd_notify("READY=1");
+	if (i)
+		return i;
 	l->ready = true;
 	return 0;
 }
 
 static void listen_stop(struct listener *l)
 {
-	struct mp_err err;
 	int i;
 
 	if (l->gfd >= 0)
@@ -514,7 +720,7 @@ static void listen_stop(struct listener *l)
 	}
 	/* best effort: the manager learns it anyway when we exit */
 	if (l->ready)
-		mp_notify("STOPPING=1", &err);
+		cmd_notify("STOPPING=1");
 	free(l);
 }
 
@@ -532,6 +738,11 @@ static int check_backend_opts(const struct listen_opts *o)
 	}
 	if (o->cfg.mode_set && b != MP_BACKEND_MEMCG && b != MP_BACKEND_AUTO) {
 		cmd_error("--mode applies to the memcg backend only");
+		return MP_EXIT_USAGE;
+	}
+	if (metrics_stdout(o) && o->json) {
+		cmd_error("--metrics - and --json both write to stdout: give "
+			  "--metrics a file");
 		return MP_EXIT_USAGE;
 	}
 	if (o->metrics && o->ncgroup > 1) {

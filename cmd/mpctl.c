@@ -18,6 +18,8 @@
 #include <zlib.h>
 
 #include "cmd.h"
+#include "mp_cgroup.h"
+#include "mp_notify.h"
 #include "mp_parse.h"
 #include "mp_wait.h"
 #include "run.h"
@@ -80,6 +82,18 @@ void cmd_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int cmd_notify(const char *state)
+{
+	struct mp_err err;
+	int ret = mp_notify(state, &err);
+
+	if (ret < 0)
+		return cmd_fail(&err);
+	if (ret > 0)
+		cmd_error("warning: %s", err.msg);
+	return 0;
 }
 
 static bool write_error_reported;
@@ -243,9 +257,16 @@ static int run(const struct cmd_struct *c, int argc, char **argv)
 {
 	static char name[64];
 
+	const char *root = getenv("MPCTL_SYSROOT");
+
 	snprintf(name, sizeof(name), "mpctl %s", c->name);
 	cmd_name = name;
 	optind = 0; /* reset getopt state, as busybox does per applet */
+	if (root && mp_set_sysroot(root)) {
+		cmd_error("invalid MPCTL_SYSROOT: longer than %d bytes",
+			  MP_SYSROOT_MAX);
+		return MP_EXIT_USAGE;
+	}
 	return c->fn(argc, argv);
 }
 
@@ -281,6 +302,19 @@ static void sanitize_fds(void)
 	}
 }
 
+/* an option of mpctl itself, before any command */
+static bool top_option(const char *arg)
+{
+	static const char *const opts[] = { "--help",  "-h",	    "-?",
+					    "--usage", "--version", "-V" };
+	size_t i;
+
+	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (!strcmp(arg, opts[i]))
+			return true;
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd_struct *c;
@@ -294,6 +328,10 @@ int main(int argc, char **argv)
 	 * mpctl itself, as busybox falls back to argv[1] */
 	if (!strncmp(base, "mpctl-", 6) && (c = lookup(base + 6)) && c->help)
 		return run(c, argc, argv);
+	/* mpctl-lsten -t 1s: a mistyped link, not mpctl given '-t' */
+	if (!strncmp(base, "mpctl-", 6) && base[6] &&
+	    (argc < 2 || (argv[1][0] == '-' && !top_option(argv[1]))))
+		return cmd_usage_error("unknown command '%s'", base + 6);
 	if (argc < 2) {
 		usage(stderr);
 		return MP_EXIT_USAGE;

@@ -27,7 +27,6 @@
 #include "cmd.h"
 #include "mp_cgroup.h"
 #include "mp_json.h"
-#include "mp_notify.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
@@ -141,7 +140,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->quiet = true;
 		break;
 	case OPT_SYSROOT:
-		mp_set_sysroot(arg);
+		if (mp_set_sysroot(arg))
+			cmd_argerr(state,
+				   "invalid --sysroot: longer than %d bytes",
+				   MP_SYSROOT_MAX);
 		break;
 	case ARGP_KEY_ARGS:
 		o->argv = state->argv + state->next;
@@ -417,16 +419,15 @@ int cmd_register(int argc, char **argv)
 	if (o.verbose && !o.quiet)
 		describe(sh);
 	/* a service manager waiting for us ($NOTIFY_SOCKET): registered */
-	if (mp_notify("READY=1", &err)) {
-		ret = cmd_fail(&err);
+	ret = cmd_notify("READY=1");
+	if (ret)
 		goto out_shrinker;
-	}
 	if (o.argv)
 		ret = run_command(&o, sh, sfd, &old);
 	else
 		ret = monitor(&o, sh, sfd);
 	/* best effort: the manager learns it anyway when we exit */
-	mp_notify("STOPPING=1", &err);
+	cmd_notify("STOPPING=1");
 out_shrinker:
 	mp_shrinker_close(sh);
 out:

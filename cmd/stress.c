@@ -26,6 +26,7 @@
 #include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_report.h"
+#include "mp_target.h"
 #include "run.h"
 #include "summary.h"
 
@@ -801,6 +802,60 @@ static int usage_or_fail(const struct mp_err *err)
 					      cmd_fail(err);
 }
 
+/*
+ * --cgroup: claimed for this run (mp_cg_claim()), so that a second run
+ * there is refused; *others: the processes already in it, for a warning
+ * once the run has taken place. *fd: the claim, -1 without one. 0 or the
+ * exit status (told).
+ * TODO at merge: resolve once, in stress_cgroups_setup() (stress/run.c).
+ */
+static int claim_cgroup(const struct stress_opts *so, int *fd, int *others)
+{
+	const struct mp_cgroup *cg;
+	struct mp_target *t;
+	struct mp_err err;
+	int ret = 0;
+
+	*fd = -1;
+	*others = 0;
+	if (!so->cfg.cgroup)
+		return 0;
+	t = malloc(sizeof(*t));
+	if (!t)
+		return 0; /* the run finds out */
+	mp_target_resolve(so->cfg.cgroup, t);
+	/* one that does not resolve: the run says why */
+	if (mp_target_get(t, MP_ROLE_MEMORY, &cg, NULL))
+		goto out;
+	if (mp_cg_claim(cg, fd, others, &err))
+		ret = cmd_fail(&err);
+out:
+	free(t);
+	return ret;
+}
+
+/*
+ * The hog ended before the run with a failure (stress-ng refused its
+ * arguments, or was killed): the run was not beside a hog, as asked.
+ * Said, true; the document keeps its exit status.
+ */
+static bool hog_failed(const struct stress_opts *so,
+		       const struct stress_result *r)
+{
+	int st = r->hog_status;
+
+	if (!so->cfg.hog || !r->hog_exited ||
+	    (WIFEXITED(st) && !WEXITSTATUS(st)))
+		return false;
+	if (WIFEXITED(st))
+		cmd_error("the hog 'stress-ng %s' failed: exited with status %d",
+			  so->cfg.hog, WEXITSTATUS(st));
+	else
+		cmd_error("the hog 'stress-ng %s' failed: killed by signal %d",
+			  so->cfg.hog, WTERMSIG(st));
+	return true;
+}
+
 /* a run's result and its output file: on the heap, 33 KB together */
 struct stress_frame {
 	struct stress_result res;
@@ -814,8 +869,8 @@ static int stress(struct stress_opts *so)
 	struct stress_frame *f;
 	bool have_out = false;
 	struct mp_err err;
+	int ret, w, lock, others;
 	json_t *doc;
-	int ret, w;
 
 	if (stress_check(o, &err))
 		return usage_or_fail(&err);
@@ -832,6 +887,9 @@ static int stress(struct stress_opts *so)
 		}
 		have_out = true;
 	}
+	ret = claim_cgroup(so, &lock, &others);
+	if (ret)
+		goto out;
 	if (!so->quiet && progress_wanted()) {
 		o->progress = progress;
 		o->progress_arg = so;
@@ -843,6 +901,13 @@ static int stress(struct stress_opts *so)
 		ret = usage_or_fail(&err);
 		goto out;
 	}
+	/* said once the run took place, before its results */
+	if (others && !so->quiet)
+		cmd_error("warning: cgroup '%s' has %d other process%s: %s the "
+			  "limit, and %s memory counts in the results",
+			  f->res.cgroup, others, others == 1 ? "" : "es",
+			  others == 1 ? "it shares" : "they share",
+			  others == 1 ? "its" : "their");
 	s = &f->res.engine;
 	doc = result_json(o, &f->res);
 	if (so->verbose)
@@ -869,6 +934,8 @@ static int stress(struct stress_opts *so)
 			  (unsigned long long)(STRESS_ENGINE_GRACE_NS /
 					       1000000000ULL));
 		ret = MP_EXIT_FAILURE;
+	} else if (hog_failed(so, &f->res)) {
+		ret = MP_EXIT_FAILURE;
 	} else if (s->error[0] || !strcmp(f->res.reason, "engine_killed") ||
 		   !strcmp(f->res.reason, "engine_failed") ||
 		   !strcmp(f->res.reason, "failed")) {
@@ -886,6 +953,8 @@ out:
 	/* the run never got to write it: an existing file stays as it was */
 	if (have_out)
 		mp_output_abort(&f->out);
+	if (lock >= 0)
+		close(lock);
 	free(f);
 	return ret;
 }

@@ -13,19 +13,26 @@
 static char sysroot[PATH_MAX];
 static bool sysroot_set;
 
-void mp_set_sysroot(const char *root)
+int mp_set_sysroot(const char *root)
 {
+	if (root && strlen(root) > MP_SYSROOT_MAX) {
+		/* every path below it must fit a PATH_MAX buffer */
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	snprintf(sysroot, sizeof(sysroot), "%s", root ? root : "");
 	/* "/" and "" both mean the real root */
 	if (!strcmp(sysroot, "/"))
 		sysroot[0] = '\0';
 	sysroot_set = true;
+	return 0;
 }
 
 const char *mp_sysroot(void)
 {
-	if (!sysroot_set)
-		mp_set_sysroot(getenv("MPCTL_SYSROOT"));
+	/* too long: the real root, but main() refuses it first */
+	if (!sysroot_set && mp_set_sysroot(getenv("MPCTL_SYSROOT")))
+		mp_set_sysroot(NULL);
 	return sysroot;
 }
 
@@ -46,6 +53,11 @@ int mp_read_file(const char *path, char *buf, size_t len)
 	size_t off = 0;
 	int fd;
 
+	/* a path mp_syspath() could not make */
+	if (!path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;

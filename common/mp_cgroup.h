@@ -36,7 +36,10 @@ struct mp_cgroup {
 	char path[PATH_MAX]; /* path in the hierarchy, "/" for its root */
 };
 
-void mp_set_sysroot(const char *sysroot);
+/* the longest sysroot: paths below it stay well within PATH_MAX */
+#define MP_SYSROOT_MAX 1024
+/* 0, or -1 (ENAMETOOLONG, the sysroot unchanged) past MP_SYSROOT_MAX */
+int mp_set_sysroot(const char *sysroot);
 const char *mp_sysroot(void);
 /* sysroot + abs into buf; returns buf, or NULL if it does not fit */
 char *mp_syspath(char *buf, size_t len, const char *abs);

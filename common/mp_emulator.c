@@ -174,23 +174,39 @@ static void register_thresholds(struct mp_emulator *em)
 			break;
 }
 
+/*
+ * The most chunks one line may account: 2^40 chunks of the smallest
+ * chunk (4 KiB) are 4 EiB, so no honest line comes near it. A line past
+ * it, like a malformed one, is ignored, as the kernel rejects it.
+ */
+#define MP_EMUL_MAX_LINE (1LL << 40)
+
 /* Apply "<efd> <+/-N>" lines from the pipe to the counter. */
 static void apply_line(struct mp_emulator *em, const char *s)
 {
+	char *end;
 	long long v;
-	int efd;
+	uint64_t c;
 
-	if (sscanf(s, "%d %lld", &efd, &v) != 2)
-		return; /* malformed: ignored, as the kernel rejects it */
+	errno = 0;
+	(void)strtol(s, &end, 10);
+	if (errno || end == s || (*end != ' ' && *end != '\t'))
+		return;
+	s = end;
+	v = strtoll(s, &end, 10);
+	while (*end == ' ' || *end == '\t' || *end == '\r')
+		end++;
+	if (errno || end == s || *end || v < -MP_EMUL_MAX_LINE ||
+	    v > MP_EMUL_MAX_LINE)
+		return;
 	if (v > 0) {
 		ST_ADD(em, counter, (uint64_t)v);
 		ST_ADD(em, added, (uint64_t)v);
 	} else if (v < 0) {
-		uint64_t c = ST_GET(em, counter), d = (uint64_t)-v;
-
+		c = ST_GET(em, counter);
 		/* only this thread lowers the counter: no race to zero */
-		ST_SET(em, counter, c > d ? c - d : 0);
-		ST_ADD(em, removed, d);
+		ST_SET(em, counter, c > (uint64_t)-v ? c - (uint64_t)-v : 0);
+		ST_ADD(em, removed, (uint64_t)-v);
 	}
 }
 

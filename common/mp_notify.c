@@ -6,6 +6,7 @@
  * name). Only AF_UNIX is supported; systemd's "vsock:" addresses are not.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include "mp_notify.h"
+
+static bool failed; /* a datagram was not delivered: said once */
 
 int mp_notify(const char *state, struct mp_err *err)
 {
@@ -39,16 +42,23 @@ int mp_notify(const char *state, struct mp_err *err)
 	salen = offsetof(struct sockaddr_un, sun_path) + len;
 
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return mp_errf(err, MP_EXIT_FAILURE, errno, "socket");
-	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL,
-		   (struct sockaddr *)&sa, salen) < 0) {
-		mp_errf(err, MP_EXIT_FAILURE, errno, "cannot notify '%s' of %s",
-			path, state);
-		goto out;
+	if (fd < 0) {
+		if (failed)
+			return 0;
+		failed = true;
+		mp_errf(err, MP_EXIT_FAILURE, errno, "socket");
+		return 1;
 	}
 	ret = 0;
-out:
+	if (sendto(fd, state, strlen(state), MSG_NOSIGNAL,
+		   (struct sockaddr *)&sa, salen) < 0 &&
+	    !failed) {
+		/* the manager gone or restarting: told once, never fatal */
+		failed = true;
+		mp_errf(err, MP_EXIT_FAILURE, errno, "cannot notify '%s' of %s",
+			path, state);
+		ret = 1;
+	}
 	close(fd);
 	return ret;
 }

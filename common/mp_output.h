@@ -6,11 +6,24 @@
  * in the same directory (O_TMPFILE, unnamed until the commit, so that a
  * SIGKILL leaves nothing) and renamed over it only once the whole document
  * is written, so FILE is either the old file or the new one, never a
- * truncated mix. A symlink to a regular file keeps the link: its target
- * is replaced. Anything else that exists (a device node such as
- * /dev/null, a fifo, a symlink to one) is written into directly, opened
- * only once there is data and never truncated, created or deleted. A
+ * truncated mix. A symlink to a regular file, or a dangling one, keeps the
+ * link: its target is replaced or created. Anything else that exists (a
+ * device node such as /dev/null, a fifo, a symlink to one) is written into
+ * directly, opened by mp_output_open() (a fifo: once there is data, when
+ * it may wait for a reader) and never truncated, created or deleted. A
  * failure before the commit leaves the target untouched.
+ *
+ * A name that reaches a descriptor of ours (/dev/stdout, /dev/stderr,
+ * /dev/fd/N, /proc/self/fd/N) is written into that descriptor, at its
+ * offset and with its O_APPEND, as a shell's >> or > left it: the file it
+ * is open on is never replaced.
+ *
+ * Every symlink on the way (of every component, however long the chain)
+ * is checked by the kernel's protected_symlinks rule, and an existing file
+ * by its protected_regular rule, whatever the sysctls say: root never
+ * follows another user's link in a sticky or world-writable directory,
+ * nor replaces a file planted there. The new file is never given to
+ * another owner: it is the writer's, with the mode of the file replaced.
  */
 #ifndef MP_OUTPUT_H
 #define MP_OUTPUT_H
@@ -27,7 +40,8 @@ struct mp_output {
 	char tmpl[4096];   /* ".NAME.XXXXXX" beside the target */
 	bool anon;	   /* O_TMPFILE: no name until the commit */
 	bool direct;	   /* not a regular file: write into it */
-	bool create;	   /* direct, a dangling symlink: may create */
+	bool isfd;	   /* direct, into our descriptor fd */
+	int fd;		   /* isfd: the descriptor (/dev/fd/N) */
 	FILE *f;
 };
 

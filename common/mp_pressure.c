@@ -9,12 +9,14 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <poll.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 
 #include "mp_parse.h"
 #include "mp_pressure.h"
@@ -231,6 +233,7 @@ int mp_psi_parse(const char *spec, struct mp_psi_trigger *t, struct mp_err *err)
 	if (psi_time(window, &t->window_us))
 		return mp_errf(err, MP_EXIT_USAGE, 0, "invalid psi window '%s'",
 			       window);
+	snprintf(t->window_arg, sizeof(t->window_arg), "%s", window);
 	return 0;
 }
 
@@ -249,12 +252,19 @@ int mp_psi_check(const struct mp_psi_trigger *t, bool privileged,
 			       " us out of range: must be 1 to the window (%" PRIu64
 			       " us)",
 			       t->stall_us, t->window_us);
-	if (!privileged && t->window_us % PSI_UNPRIV_WINDOW_US)
+	/* a privilege missing, not a usage error: 77, in the user's words */
+	if (!privileged && t->window_us % PSI_UNPRIV_WINDOW_US) {
+		if (t->window_arg[0])
+			return mp_errf(
+				err, MP_EXIT_NOPERM, 0,
+				"psi window '%s': without CAP_SYS_RESOURCE it must be a multiple of 2s",
+				t->window_arg);
 		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
+			err, MP_EXIT_NOPERM, 0,
 			"psi window %" PRIu64
-			" us: without CAP_SYS_RESOURCE it must be a multiple of 2 s",
+			" us: without CAP_SYS_RESOURCE it must be a multiple of 2s",
 			t->window_us);
+	}
 	return 0;
 }
 
@@ -720,20 +730,69 @@ bad:
 }
 
 /*
- * The file the service manager named, with its trigger, at the threshold
- * level; the events name the caller's own cgroup2 group, or "/".
+ * What the service manager named must be a memory pressure file: the
+ * system's /proc/pressure/memory, or a cgroup2 group's memory.pressure,
+ * whose group labels the events (it may be another service's). Anything
+ * else (a regular file, above all) would be written into: refused, 64.
  */
+static int env_watch_cgroup(struct mp_source *src, const struct mp_target *t,
+			    const struct env_watch *w, struct mp_err *err)
+{
+	const struct mp_system *sys = mp_system();
+	const struct mp_hier *h = &sys->hier[MP_ROLE_UNIFIED];
+	char real[PATH_MAX], *base;
+	const struct mp_cgroup *cg;
+	struct statfs fs;
+	size_t mlen;
+
+	if (!realpath(w->path, real) || statfs(real, &fs))
+		return mp_errf(err, -1, errno,
+			       "cannot open MEMORY_PRESSURE_WATCH '%s'",
+			       w->path);
+	base = strrchr(real, '/');
+	*base++ = '\0';
+	if (fs.f_type == PROC_SUPER_MAGIC && !strcmp(real, "/proc/pressure") &&
+	    !strcmp(base, "memory")) {
+		/* the system's: our own group's usage, as before */
+		if (!mp_target_get(t, MP_ROLE_UNIFIED, &cg, NULL))
+			src->cg = *cg;
+		else
+			snprintf(src->cg.path, sizeof(src->cg.path), "/");
+		return 0;
+	}
+	if (fs.f_type != CGROUP2_SUPER_MAGIC || strcmp(base, "memory.pressure"))
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"invalid MEMORY_PRESSURE_WATCH '%s': not a pressure file (a PSI file or a cgroup's memory.pressure)",
+			w->path);
+	/* our own group, or the one the file is in */
+	if (!mp_target_get(t, MP_ROLE_UNIFIED, &cg, NULL) &&
+	    !strcmp(cg->dir, real)) {
+		src->cg = *cg;
+		return 0;
+	}
+	mlen = strlen(h->mnt);
+	if (!sys->have[MP_ROLE_UNIFIED] || strncmp(real, h->mnt, mlen) ||
+	    (real[mlen] != '/' && real[mlen]))
+		return mp_errf(
+			err, MP_EXIT_USAGE, 0,
+			"invalid MEMORY_PRESSURE_WATCH '%s': not under the cgroup2 mount",
+			w->path);
+	src->cg.hier = h;
+	snprintf(src->cg.dir, sizeof(src->cg.dir), "%s", real);
+	snprintf(src->cg.path, sizeof(src->cg.path), "%s",
+		 real[mlen] ? real + mlen : "/");
+	return 0;
+}
+
+/* The file the service manager named, with its trigger, at the level. */
 static int open_env_watch(struct mp_source *src,
 			  const struct mp_source_cfg *cfg,
 			  const struct mp_target *t, const struct env_watch *w,
 			  struct mp_err *err)
 {
-	const struct mp_cgroup *cg;
-
-	if (!mp_target_get(t, MP_ROLE_UNIFIED, &cg, NULL))
-		src->cg = *cg;
-	else
-		snprintf(src->cg.path, sizeof(src->cg.path), "/");
+	if (env_watch_cgroup(src, t, w, err))
+		return -1;
 	/* no memory.events beside it: the file may be any PSI file */
 	src->system = true;
 	snprintf(src->note, sizeof(src->note),

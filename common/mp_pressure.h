@@ -41,6 +41,7 @@ struct mp_psi_trigger {
 	bool full; /* "full" rather than "some" */
 	uint64_t stall_us;
 	uint64_t window_us;
+	char window_arg[32]; /* the window as the user wrote it, "" if none */
 };
 
 struct mp_source_cfg {

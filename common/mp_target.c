@@ -10,6 +10,8 @@
 #include <string.h>
 #include <dirent.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -424,6 +426,52 @@ static int set_limits(const struct mp_cgroup *cg,
 	return 0;
 }
 
+/*
+ * A child's limit above an ancestor's would be the ancestor's in effect,
+ * and a run would be reported at a limit it never had: refused, naming
+ * the tightest ancestor.
+ */
+static int check_ancestors(const struct mp_cgroup *pm, const char *name,
+			   uint64_t limit, struct mp_err *err)
+{
+	bool v1 = pm->hier->version == MP_CG_V1;
+	struct mp_cgroup *a = malloc(sizeof(*a));
+	uint64_t v, low = UINT64_MAX;
+	char at[PATH_MAX] = "";
+	char *slash;
+	int ret = 0;
+
+	if (!a)
+		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "out of memory");
+	*a = *pm;
+	for (;;) {
+		if (!mp_cg_read_u64(a,
+				    v1 ? "memory.limit_in_bytes" : "memory.max",
+				    &v) &&
+		    v < low) {
+			low = v;
+			snprintf(at, sizeof(at), "%s", a->path);
+		}
+		if (!strcmp(a->path, "/"))
+			break;
+		slash = strrchr(a->path, '/');
+		*(slash == a->path ? slash + 1 : slash) = '\0';
+		slash = strrchr(a->dir, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	if (low < limit)
+		ret = mp_errf(err, MP_EXIT_FAILURE, 0,
+			      "cannot give cgroup '%s%s%s' a limit of %" PRIu64
+			      " bytes: cgroup '%s' is limited to %" PRIu64
+			      " bytes",
+			      pm->path, strcmp(pm->path, "/") ? "/" : "", name,
+			      limit, at, low);
+	free(a);
+	return ret;
+}
+
 int mp_target_create(const struct mp_target *parent, const char *name,
 		     const struct mp_target_spec *spec, struct mp_target *child,
 		     struct mp_err *err)
@@ -448,6 +496,8 @@ int mp_target_create(const struct mp_target *parent, const char *name,
 		    v2_has_controller(pm->hier, "mempressure"))
 			v2_enable(pm, "mempressure");
 	}
+	if (spec && spec->limit && check_ancestors(pm, name, spec->limit, err))
+		return -1;
 	if (mp_cg_create(pm, name, &cm->cg))
 		return create_failed(err, pm, name);
 	cm->ok = cm->created = true;
@@ -796,4 +846,56 @@ void mp_parent_release(struct mp_parent *p)
 	if (p->moved && !move_self(&p->home))
 		rmdir(p->leaf.dir);
 	p->moved = p->enabled = p->enabled_mp = false;
+}
+
+/* processes in dir's cgroup.procs and its children's, pid itself left out */
+static int count_procs(const char *dir, pid_t self, int depth)
+{
+	char path[PATH_MAX], line[32];
+	struct dirent *de;
+	int n = 0;
+	FILE *f;
+	DIR *d;
+
+	if (snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >=
+	    (int)sizeof(path))
+		return 0;
+	f = fopen(path, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (atoi(line) != self)
+				n++;
+		fclose(f);
+	}
+	d = depth < 16 ? opendir(dir) : NULL;
+	while (d && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) <
+		    (int)sizeof(path))
+			n += count_procs(path, self, depth + 1);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+int mp_cg_claim(const struct mp_cgroup *cg, int *fd, int *others,
+		struct mp_err *err)
+{
+	*others = 0;
+	*fd = open(cg->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*fd < 0)
+		return mp_errf(err, -1, errno, "cannot open cgroup '%s'",
+			       cg->path);
+	if (flock(*fd, LOCK_EX | LOCK_NB)) {
+		close(*fd);
+		*fd = -1;
+		return mp_errf(
+			err, MP_EXIT_FAILURE, 0,
+			"cgroup '%s' is in use by another mpctl run: give each run a cgroup of its own, or leave --cgroup out for a transient one",
+			cg->path);
+	}
+	*others = count_procs(cg->dir, getpid(), 0);
+	return 0;
 }

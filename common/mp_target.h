@@ -167,6 +167,16 @@ int mp_parent_acquire(const char *user, const char *kind, struct mp_parent *p,
 		      struct mp_err *err);
 void mp_parent_release(struct mp_parent *p);
 
+/*
+ * Claim a cgroup a run is given (stress --cgroup) for that run: an
+ * exclusive flock(2) on its directory, which another run's claim finds
+ * taken, and *others, the processes already in it or below it (another
+ * tenant, sharing its limit). *fd is the lock, held until it is closed.
+ * -1 with err: taken by another run (status 1), or not readable.
+ */
+int mp_cg_claim(const struct mp_cgroup *cg, int *fd, int *others,
+		struct mp_err *err);
+
 /* Backends and the order in which each use prefers them (one table). */
 enum mp_use {
 	MP_USE_EVENTS = 0, /* listen: the best interface present */

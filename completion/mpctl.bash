@@ -5,7 +5,7 @@
 
 _mpctl_commands="listen register add stress report info"
 
-_mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --json --exec --metrics --realtime --verbose --quiet --sysroot --help --usage --version"
+_mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --min-interval --json --exec --metrics --realtime --verbose --quiet --sysroot --help --usage --version"
 _mpctl_opts_register="--backend --cgroup --chunk --chunks --count --emulate --help --join --json --keep --timeout --usage --verbose --quiet --version"
 _mpctl_opts_add="--help --json --quiet --timeout --usage --version --wait"
 _mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-early-warning --no-throttle --swap --parent --until-freed --force --strategy --miss-cost --seed --free --no-populate --lazyfree --answer-delay --stop-answering --cotenant --quiet --verbose"
@@ -130,7 +130,7 @@ _mpctl() {
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return ;;
-	--chunk|-C|--limit|-L|--duration|-d|--timeout|-t|--count|-n|--threads|-T|--repeat|-r|--threshold|--hog|-H|--exec|-e|--psi|--chunks|--target|--emulator-rt|--reclaim-rt|--reclaim-nice|--overcommit|--stress-arg|--miss-cost|--answer-delay|--stop-answering|--seed)
+	--chunk|-C|--limit|-L|--duration|-d|--timeout|-t|--min-interval|--count|-n|--threads|-T|--repeat|-r|--threshold|--hog|-H|--exec|-e|--psi|--chunks|--target|--emulator-rt|--reclaim-rt|--reclaim-nice|--overcommit|--stress-arg|--miss-cost|--answer-delay|--stop-answering|--seed)
 		return ;;
 	esac
 	opts=_mpctl_opts_$cmd

@@ -334,6 +334,7 @@ static int stress_result(int status, json_t **doc, struct mp_err *err)
 		json_string_value(json_object_get(*doc, "exit_reason"));
 	bool ok = !status ||
 		  (WIFEXITED(status) && WEXITSTATUS(status) == 1 && *doc);
+	const json_t *hog;
 
 	if (ok && why && !strcmp(why, "engine_unresponsive")) {
 		json_decref(*doc);
@@ -351,6 +352,15 @@ static int stress_result(int status, json_t **doc, struct mp_err *err)
 	if (!*doc)
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "mpctl stress wrote no JSON document");
+	/* a scenario beside a hog without its hog measured something else */
+	hog = json_object_get(json_object_get(*doc, "hog"), "exit_status");
+	if (json_integer_value(hog)) {
+		json_decref(*doc);
+		*doc = NULL;
+		return mp_errf(err, MP_EXIT_FAILURE, 0,
+			       "the hog failed: stress-ng exited with status %d",
+			       (int)json_integer_value(hog));
+	}
 	json_object_set_new(*doc, "exit_status",
 			    json_integer(WEXITSTATUS(status)));
 	return 0;
@@ -729,8 +739,9 @@ static const char *const config_names[] = {
 /*
  * The options of the running kernel from /proc/config.gz or
  * /boot/config-RELEASE (zlib reads either, compressed or not). An option
- * the config does not list is "n"; when the config cannot be read, or
- * reads as no config at all, every option is null: unknown, not "n".
+ * the config does not list is "n"; when the config cannot be read, reads
+ * as no config at all, or ends early (a truncated gzip stream, no
+ * trailer: "error" says so), an option not read is null: unknown, not "n".
  */
 static json_t *kernel_config(const char *release)
 {
@@ -739,6 +750,7 @@ static json_t *kernel_config(const char *release)
 	char path[PATH_MAX], name_buf[PATH_MAX], line[512];
 	const char *src = NULL;
 	bool known = false;
+	const char *zmsg;
 	gzFile f = NULL;
 	int i, zerr = Z_OK;
 
@@ -777,10 +789,23 @@ static json_t *kernel_config(const char *release)
 			json_object_set_new(found, name, json_string(val));
 	}
 	if (f) {
-		gzerror(f, &zerr);
+		/* Z_BUF_ERROR: the stream ended early (a truncated file, or
+		 * no trailer), so the options read are not the whole config */
+		zmsg = gzerror(f, &zerr);
+		/* zlib's message starts with the path it opened */
+		if (!strncmp(zmsg, path, strlen(path)) &&
+		    !strncmp(zmsg + strlen(path), ": ", 2))
+			zmsg += strlen(path) + 2;
+		if (zerr == Z_BUF_ERROR)
+			mp_json_set(c, "error",
+				    json_sprintf("'%s': truncated: %s", src,
+						 zmsg));
+		else if (zerr != Z_OK)
+			mp_json_set(c, "error",
+				    json_sprintf("'%s': %s", src, zmsg));
 		gzclose(f);
 	}
-	if (zerr != Z_OK && zerr != Z_BUF_ERROR)
+	if (zerr != Z_OK)
 		known = false;
 	/* in the list's order; "n" for what a config read does not list */
 	for (i = 0; config_names[i] && src; i++) {
@@ -1042,6 +1067,45 @@ const char *report_suite_scenario(size_t i, const char **description)
 	return scenarios[i].name;
 }
 
+/*
+ * --stress-arg is for experiments: an option report sets itself (the run's
+ * duration, limit, cgroup, output) or reads the run by (--json, no help
+ * text) would silently change what the report says it measured. Long
+ * options are matched as getopt does, by any prefix; short ones through a
+ * cluster ("-jd5s") up to the first that takes an argument.
+ */
+static const char *const report_owned[] = {
+	"json",	  "pretty", "duration", "limit", "cgroup", "parent",
+	"output", "quiet",  "hog",	"help",	 "usage",  "version",
+};
+#define REPORT_OWNED_SHORT "jpdLcoqH?V"
+#define STRESS_ARG_SHORT   "bcCdHLoT" /* stress's short options with a value */
+
+static const char *stress_arg_owned(const char *arg)
+{
+	size_t len, i;
+	const char *p;
+
+	if (!strncmp(arg, "--", 2) && arg[2]) {
+		len = strcspn(arg + 2, "=");
+		for (i = 0; i < sizeof(report_owned) / sizeof(report_owned[0]);
+		     i++)
+			if (len <= strlen(report_owned[i]) &&
+			    !strncmp(arg + 2, report_owned[i], len))
+				return report_owned[i];
+		return NULL;
+	}
+	if (arg[0] != '-' || arg[1] == '-')
+		return NULL;
+	for (p = arg + 1; *p; p++) {
+		if (strchr(REPORT_OWNED_SHORT, *p))
+			return arg;
+		if (strchr(STRESS_ARG_SHORT, *p))
+			break;
+	}
+	return NULL;
+}
+
 json_t *report_suite_run(const struct report_suite_cfg *cfg, bool *failed,
 			 struct mp_err *err)
 {
@@ -1049,6 +1113,21 @@ json_t *report_suite_run(const struct report_suite_cfg *cfg, bool *failed,
 	struct mp_parent *par = calloc(1, sizeof(*par));
 	json_t *doc = NULL;
 
+	const char *own;
+	int i;
+
+	for (i = 0; i < cfg->nr_stress_args; i++) {
+		own = stress_arg_owned(cfg->stress_args[i]);
+		if (own) {
+			mp_errf(err, MP_EXIT_USAGE, 0,
+				"--stress-arg '%s' would override report's own %s%s: give report's option, or leave it to report",
+				cfg->stress_args[i],
+				own == cfg->stress_args[i] ? "" : "--",
+				own == cfg->stress_args[i] ? "options" : own);
+			free(par);
+			return NULL;
+		}
+	}
 	if (!par) {
 		mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "report");
 		return NULL;
