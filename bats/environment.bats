@@ -96,3 +96,18 @@ wait_procs() {
 	echo "$output" | jq -e '.system.kernel_config |
 		.error | test("truncated")'
 }
+
+@test "report: the text table says a config.gz was incomplete" {
+	requires jq
+	local doc=$BATS_TEST_TMPDIR/r.json
+	jq '.system.kernel_config = {options: {CONFIG_PSI: "y"},
+		error: "\u0027/proc/config.gz\u0027: truncated: unexpected end of file"}' \
+		"$ROOT/bats/fixtures/report-base.json" >"$doc"
+	mpctl report --input "$doc"
+	assert_success
+	assert_line --regexp "^config +PSI=y \(incomplete: '/proc/config.gz': truncated: unexpected end of file\)$"
+	jq 'del(.system.kernel_config.error)' "$doc" >"$doc.ok"
+	mpctl report --input "$doc.ok"
+	assert_success
+	refute_output --partial incomplete
+}

@@ -64,9 +64,11 @@ hog() {
 	requires root memcg v2 psi_cgroup stress-ng jq
 	cg=$(make_memcg psi 64M)
 	v2=$(make_v2cg psi)
-	mpctl_bg listen -b psi -c "$v2" -l low -n 2 -t 25s -j -v
-	hog "$cg" "$v2"
-	wait_exit "$MP_BG_PID" 30
+	# the hog outlasts the listener: on a busy host PSI may take long to
+	# see two windows of stall; teardown stops the hog
+	mpctl_bg listen -b psi -c "$v2" -l low -n 2 -t 55s -j -v
+	spawn_in "$cg" "$v2" -- stress-ng --vm 2 --vm-bytes 96M --timeout 55s -q
+	wait_exit "$MP_BG_PID" 60
 	jq -e --arg cg "/$MP_RUN_ID-psi" '.event.backend == "psi" and
 		.event.cgroup == $cg and
 		(.event.level | IN("low", "medium", "critical"))' "$MP_BG_OUT"

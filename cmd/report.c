@@ -324,6 +324,7 @@ static const char *fmt_delta(const char *unit, double v, char *buf, int len)
 static void print_system(const json_t *doc)
 {
 	json_t *sys = json_object_get(doc, "system"), *b, *opts, *v;
+	const char *err_s;
 	char s1[32], s2[32];
 	const char *key;
 	size_t i;
@@ -342,7 +343,11 @@ static void print_system(const json_t *doc)
 			name += 7;
 		printf(" %s=%s", name, val ? val : "?");
 	}
-	printf("%s\n", json_object_size(opts) ? "" : " unknown");
+	/* a config.gz cut short: what it did not list is unknown */
+	err_s = json_string_value(mp_json_path(sys, "kernel_config.error"));
+	printf("%s%s%s%s\n", json_object_size(opts) ? "" : " unknown",
+	       err_s ? " (incomplete: " : "", err_s ? err_s : "",
+	       err_s ? ")" : "");
 	printf("%-10s %s, swap %s, %lld cpus\n", "memory",
 	       mp_fmt_size(json_integer_value(
 				   json_object_get(sys, "mem_total_bytes")),

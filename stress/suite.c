@@ -25,6 +25,7 @@
 #include <zlib.h>
 
 #include "mp_cgroup.h"
+#include "mp_clock.h"
 #include "mp_json.h"
 #include "mp_memstat.h"
 #include "mp_parse.h"
@@ -386,16 +387,15 @@ static int run_stress(const struct suite *su, const struct scenario *s,
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		uint64_t now;
-		int n;
+		int n, ms;
 
 		deadline = pass_signal(&c, &passed, deadline);
 		now = now_mono();
 		if (now >= deadline)
 			break;
-		n = poll(&pfd, 1,
-			 (deadline - now) / 1000000 > 1000 ?
-				 1000 :
-				 (int)((deadline - now) / 1000000) + 1);
+		/* a second at most: pass_signal() looks again */
+		ms = mp_poll_ms(deadline, now);
+		n = poll(&pfd, 1, ms > 1000 ? 1000 : ms);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n > 0 && buf_read(&b, fd) <= 0)
@@ -524,7 +524,7 @@ static void wait_listening(const struct suite *su, int fd, struct buf *b,
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		int n;
 
-		n = poll(&pfd, 1, (int)((deadline - now) / 1000000 + 1));
+		n = poll(&pfd, 1, mp_poll_ms(deadline, now));
 		if (n < 0 && errno != EINTR)
 			return;
 		if (n <= 0)
