@@ -281,16 +281,12 @@ neighbour_loops() {
 	echo "$(mp_field loops "$out") $(mp_field sleeps "$out")"
 }
 
-# neighbour_case LIMIT: memory.LIMIT (max or high) 32M on a child, no
-# other limit; the allocator there alone, beside a registered program that
-# reads every request and adds the chunks back (mpctl register --keep:
-# frees nothing), and after the program exited, side by side in one boot.
-# 29M is 90% of the limit: above the 7/8 mark where the kernel asks, below
-# the limit, which memory.events shows was never reached
-neighbour_case() {
-	local lim=$1 d out=$BATS_TEST_TMPDIR/reg-$1 alone with after reqs ev
-	d=$(mp_v2_parent "nb$lim" max max app)
-	echo 32M >"$d/app/memory.$lim"
+# neighbour_try D OUT LIM: one side-by-side triple in D/app: the allocator
+# alone, beside a registered program that reads every request and adds the
+# chunks back (mpctl register --keep: frees nothing), and after the
+# program exited; sets alone, with, after ("LOOPS SLEEPS") and reqs
+neighbour_try() {
+	local d=$1 out=$2
 	alone=$(neighbour_loops "$d/app") || fail "the allocator failed alone"
 	# the program in the same memory cgroup, as a container's cache is
 	"$MP_IN_CG" "$d/app" -- mpctl register -v -c "$d/app" --chunk 1M \
@@ -304,21 +300,43 @@ neighbour_case() {
 	reqs=$(grep -c ' chunks=[0-9]' "$out" || true)
 	after=$(neighbour_loops "$d/app") ||
 		fail "the allocator failed after the program"
-	ev=$(tr '\n' ' ' <"$d/app/memory.events")
-	echo "# memory.$lim 32M, 29M held: loops (sleeps) alone ${alone% *} (${alone#* }), with the program ${with% *} (${with#* }), after ${after% *} (${after#* }); requests read $reqs; memory.events: $ev" >&3
-	[ "$(mp_oom_kills "$d")" = 0 ] || fail "OOM kills: $(mp_oom_kills "$d")"
-	# the program was asked: the allocator crossed the mark where the
-	# kernel asks (else this compares nothing)
-	[ "$reqs" -gt 0 ] || fail "the program was never asked: $(cat "$out")"
-	# the allocator stayed below the limit: nothing to throttle or reclaim
-	grep -qx "$lim 0" "$d/app/memory.events" ||
-		fail "memory.$lim was reached: $ev"
-	[ "${alone% *}" -ge 10 ] || fail "the allocator barely ran alone: ${alone% *} loops"
-	# at least 90% of the loops alone, beside the program and after it
-	[ $((${with% *} * 10)) -ge $((${alone% *} * 9)) ] ||
-		fail "the program slowed its neighbour: ${with% *} loops against ${alone% *} alone"
-	[ $((${after% *} * 10)) -ge $((${alone% *} * 9)) ] ||
-		fail "the exited program slowed its neighbour: ${after% *} loops against ${alone% *} alone"
+}
+
+# neighbour_case LIMIT: memory.LIMIT (max or high) 32M on a child, no
+# other limit, and an allocator there at 29M, 90% of the limit: above the
+# 7/8 mark where the kernel asks, below the limit (memory.events shows it
+# was never reached). Beside the program, and after it, the allocator
+# must keep at least 90% of its loops alone. Plain TCG follows the host's
+# clock, and a busy host takes the guest's vCPUs at random: a triple in
+# which a run lost its vCPU is measured again, three triples at most (a
+# kernel that makes the allocator wait for the program fails all three:
+# 3 loops against 234 alone)
+neighbour_case() {
+	local lim=$1 d out=$BATS_TEST_TMPDIR/reg-$1 alone with after reqs ev
+	local try ok=0
+	d=$(mp_v2_parent "nb$lim" max max app)
+	echo 32M >"$d/app/memory.$lim"
+	for try in 1 2 3; do
+		neighbour_try "$d" "$out"
+		ev=$(tr '\n' ' ' <"$d/app/memory.events")
+		echo "# memory.$lim 32M, 29M held, try $try: loops (sleeps) alone ${alone% *} (${alone#* }), with the program ${with% *} (${with#* }), after ${after% *} (${after#* }); requests read $reqs; memory.events: $ev" >&3
+		[ "$(mp_oom_kills "$d")" = 0 ] || fail "OOM kills: $(mp_oom_kills "$d")"
+		# the program was asked: the allocator crossed the mark where
+		# the kernel asks (else this compares nothing)
+		[ "$reqs" -gt 0 ] || fail "the program was never asked: $(cat "$out")"
+		# below the limit: nothing to throttle or reclaim
+		grep -qx "$lim 0" "$d/app/memory.events" ||
+			fail "memory.$lim was reached: $ev"
+		[ "${alone% *}" -ge 10 ] ||
+			fail "the allocator barely ran alone: ${alone% *} loops"
+		if [ $((${with% *} * 10)) -ge $((${alone% *} * 9)) ] &&
+		   [ $((${after% *} * 10)) -ge $((${alone% *} * 9)) ]; then
+			ok=1
+			break
+		fi
+	done
+	[ "$ok" = 1 ] ||
+		fail "the program slowed its neighbour in 3 tries, the last: ${with% *} loops beside it, ${after% *} after, ${alone% *} alone"
 }
 
 @test "v2: a registered program never harms its neighbours: 90% of memory.max, a program that frees nothing" {
