@@ -216,8 +216,7 @@ compare-kernels: all static
 
 # --compare against 6.12 built once with a test-only patch whose breakage
 # is chosen at boot (drop 3 of 4 shrinker requests, drop 1 in 5, delay
-# every notification and request by 2 ms, never ask early, never wait for
-# a program that answers late): each must be
+# every notification and request by 2 ms, never ask early): each must be
 # flagged, a control boot of the real 6.12 must not be; rebuilds 6.12
 # twice. MGLRU on (-g y) and cgroup v2 (-V), as in make check
 regression-demo: all static

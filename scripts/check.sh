@@ -143,7 +143,7 @@ if [ $host_only = 0 ]; then
 			# configurations where the series differs: swap on
 			# (kernel-shrinker) and off (-noswap), memory.high
 			# below max and memory.max alone (-max), a program
-			# that answers 50 ms late, inside the kernel's wait
+			# that answers 50 ms late
 			# (-late), and one that stops answering beside a
 			# co-tenant (-stopped); -L runs kernel-shrinker and
 			# -noswap once more in every boot with MGLRU off
@@ -198,23 +198,22 @@ if [ $host_only = 0 ]; then
 			# the demos (make regression-demo): 6.12 built once with
 			# a test-only patch whose breakage is chosen at boot
 			# (drop 3 of 4 requests, 2 ms delay, never ask early as
-			# without the "ask first" patch, never wait for a
-			# program that answers late); each must be
+			# without the "ask first" patch); each must be
 			# flagged against the pooled 6.12 of the run above (whose
 			# control boot of the real 6.12 must not be). drop1of5 is
-			# left to make regression-demo: since the v1 wait of
-			# 6.12's patch 0011 the kernel asks again for what a
-			# dropped request lost (measured: reclaim_requests +75%,
-			# chunks_freed -0.3%), which the report calls no
-			# regression in some boots (README-harness.md)
-			echo "== --compare on 6.12 broken four ways"
+			# left to make regression-demo: the kernel asks again
+			# for what a dropped request lost (measured:
+			# reclaim_requests +75%, chunks_freed -0.3%), which the
+			# report calls no regression in some boots
+			# (README-harness.md)
+			echo "== --compare on 6.12 broken three ways"
 			base612=$cmpdir/report-6.12-pooled.json
 			dargs=(-b "$boots")
 			[ -s "$base612" ] && dargs=(-U "$base612")
 			cmpdir=build/compare-regress
 			log=$tapdir/compare-regress.log
 			kernel-patch/scripts/compare-kernels.sh "${cargs[@]}" \
-				"${dargs[@]}" -D drop3of4,delay2ms,noaskfirst,nowait -o "$cmpdir" \
+				"${dargs[@]}" -D drop3of4,delay2ms,noaskfirst -o "$cmpdir" \
 				6.12 6.12 >"$log" 2>&1
 			rc=$?
 			sed 's/^/# /' "$cmpdir"/demo-*.txt 2>/dev/null |
@@ -222,7 +221,7 @@ if [ $host_only = 0 ]; then
 			{
 				[ $rc = 1 ] || [ $rc = 4 ] || tail -n 15 "$log" | sed 's/^/# /'
 				n=1
-				for d in drop3of4 delay2ms noaskfirst nowait; do
+				for d in drop3of4 delay2ms noaskfirst; do
 					if jq -e '.regressions > 0' "$cmpdir/demo-$d.json" >/dev/null 2>&1; then
 						echo "ok $n --compare flags the $d demo kernel"
 					else

@@ -7,9 +7,9 @@
 # wrong cgroup: the limit sits on a parent, the programs in its children.
 # The parent has memory.high below memory.max unless a test says
 # otherwise. The kernel asks from 1/8 below memory.high and memory.max,
-# in the charge path, without waiting; over memory.high a task waits, on
-# its way back to userspace only and for at most 200 ms, for a program of
-# its own memory cgroup that is reading and answering.
+# in the charge path, and over memory.high; no task ever waits for a
+# program: a request is advice, and the limits are enforced as in a
+# kernel without userspace shrinkers.
 
 # MP_PIDS (helpers) is filled in each test, in the same subshell
 # shellcheck disable=SC2030,SC2031
@@ -49,16 +49,31 @@ asked() {
 		fail "stress document: $output"
 }
 
-@test "v2 kernel alone at memory.max only: asked from a margin below max, 0 OOM kills" {
+@test "v2 kernel alone at memory.max only: asked from a margin below max, offered chunks keep it alive" {
 	requires mpctl
 	# --no-throttle: no memory.high, no swap (docker --memory, systemd
-	# MemoryMax= alone). Without the margin below memory.max the kernel
-	# asked nothing and the program was OOM-killed (3 of 3 runs per kernel)
-	mp_run mpctl stress --no-assist -b mempressure --no-throttle --chunk 1M \
-		--threads 4 --overcommit 2 --duration 10s --limit 128M --json
+	# MemoryMax= alone). Nothing waits for the program: with its chunks
+	# not offered, four allocating threads outrun its answers to
+	# memory.max, where the OOM killer runs as in the stock kernel. That
+	# run is recorded, not asserted (6.12, 2026-12-07: OOM-killed after
+	# 4.5 s, 209 requests, 1624 chunks freed; with the kernel waiting for
+	# the program, as the series did before, 0 OOM kills)
+	mp_run --separate-stderr mpctl stress --no-assist -b mempressure \
+		--no-throttle --chunk 1M --threads 4 --overcommit 2 \
+		--duration 10s --limit 128M --json
+	echo "# not offered: $(echo "$output" | jq -c '{exit_reason, oom_kills,
+		reclaim_requests, chunks_freed}' 2>/dev/null || echo "$output")" >&3
+	# offered (MADV_FREE, a marker in every chunk): reclaim takes what
+	# the answers leave, no OOM kill, and the program is still asked
+	mp_run mpctl stress --no-assist -b mempressure --no-throttle --lazyfree \
+		--chunk 1M --threads 4 --overcommit 2 --duration 10s --limit 128M \
+		--json
 	assert_success
-	echo "$output" | jq -e '.oom_kills == 0 and .reclaim_requests > 0 and
-		.chunks_freed > 0' >&2 || fail "stress document: $output"
+	echo "$output" | jq -e '.oom_kills == 0 and .exit_reason == "duration" and
+		.reclaim_requests > 0 and (.chunks_lost | type) == "number"' >&2 ||
+		fail "stress document: $output"
+	echo "# offered: $(echo "$output" | jq -c '{oom_kills, reclaim_requests,
+		chunks_freed, chunks_lost}')" >&3
 }
 
 # thp_always: transparent huge pages on every anonymous mapping, restored
@@ -82,22 +97,27 @@ assert_no_stall() {
 }
 
 # munmap_pair [ARGS...]: the ordinary program (3 allocator threads that
-# populate 1M chunks, a server that answers with munmap()) beside the same
-# program touching its chunks page by page, THP always, each 6 s, with
-# ARGS; fails on an allocation of 500 ms or more in the populating run, an
+# populate 1M chunks, a server that answers with munmap()), its chunks
+# offered (MADV_FREE, --lazyfree), beside the same program touching its
+# chunks page by page, THP always, each 6 s, with ARGS. Offered, because
+# nothing waits for the program: mainline throttles populating allocators
+# over memory.high with mmap_lock held, and a munmap() answer waits behind
+# them; without offering, on a busy host (load 6 to 12), 6.12 measured 2
+# allocations over 500 ms (674 ms at most) on 2026-12-07, as the stock
+# kernel would. Fails on an allocation of 500 ms or more in the populating run, an
 # OOM kill in either, a populating throughput below half the control's or
 # a populating p99 latency above three times the control's
 munmap_pair() {
 	local pop touch
 	thp_always
-	mp_run mpctl stress --no-assist -b mempressure --free munmap "$@" \
-		--chunk 1M --threads 3 --overcommit 2 --duration 6s --limit 128M \
-		--json
+	mp_run mpctl stress --no-assist -b mempressure --free munmap --lazyfree \
+		"$@" --chunk 1M --threads 3 --overcommit 2 --duration 6s \
+		--limit 128M --json
 	assert_success
 	pop=$output
-	mp_run mpctl stress --no-assist -b mempressure --free munmap "$@" \
-		--chunk 1M --threads 3 --overcommit 2 --duration 6s --limit 128M \
-		--no-populate --json
+	mp_run mpctl stress --no-assist -b mempressure --free munmap --lazyfree \
+		"$@" --chunk 1M --threads 3 --overcommit 2 --duration 6s \
+		--limit 128M --no-populate --json
 	assert_success
 	touch=$output
 	jq -nc --argjson p "$pop" --argjson t "$touch" \
@@ -116,14 +136,14 @@ munmap_pair() {
 		fail "populating allocated less than half of page by page"
 	# and its p99 allocation latency within 3x of the control's: with a
 	# wait for the program in the charge path, even one capped at 200 ms
-	# (mk-demo-patch.sh's demo 6), it was 5-6.5x (107-124 ms against
-	# 16-24) and no allocation reached 500 ms; on the series, 0.8-1.34x
+	# (an earlier version of the series), it was 5-6.5x (107-124 ms
+	# against 16-24) and no allocation reached 500 ms; without, 0.8-1.34x
 	[ "$(echo "$pop" | jq .alloc_latency.p99_ns)" -le \
 	  $((3 * $(echo "$touch" | jq .alloc_latency.p99_ns))) ] ||
 		fail "populating p99 more than three times page by page's"
 }
 
-@test "v2 kernel alone, THP: a program that frees with munmap() while its allocators populate does not stall" {
+@test "v2 kernel alone, THP: a program that frees with munmap() while its allocators populate, its chunks offered, does not stall" {
 	requires mpctl
 	# issue 21: populating allocators sat in memory.high throttling with
 	# mmap_lock held, the server's munmap() waited behind them, the one
@@ -132,7 +152,7 @@ munmap_pair() {
 	munmap_pair
 }
 
-@test "v2 kernel alone, THP and zram swap: munmap() answers, populating allocators, no stall" {
+@test "v2 kernel alone, THP and zram swap: munmap() answers, populating allocators, chunks offered, no stall" {
 	requires mpctl swap
 	munmap_pair --swap
 }
@@ -272,39 +292,84 @@ high_events() {
 		fail "the stopped shrinker slowed the co-tenant: $with ms against $alone ms"
 }
 
-@test "v2: a task waiting for its program is woken by its own memory cgroup, not by a busy one beside it" {
-	local d alone busy other sa sb la lb lo
-	# siblings without a common limit. "app": memory.max 32M and a
-	# registered program that reads every request and frees nothing, so
-	# that an allocator holding 29M there (within 1/8 of memory.max)
-	# waits on its returns to userspace until the read is 150 ms old.
-	# "busy": maps, writes and unmaps 1M in a loop, an uncharge each time
-	d=$(mp_v2_parent wq max max app busy)
-	echo 32M >"$d/app/memory.max"
-	mp_bg_mpvm "$BATS_TEST_TMPDIR/prog" "$d/app" v2-shrinker "$d/app" \
-		1048576 1000 -t 60000 -k
-	alone=$("$MP_IN_CG" "$d/app" -- mpvm alloc 29 1024 2000) ||
-		fail "the allocator failed alone: $alone"
-	"$MP_IN_CG" "$d/busy" -- mpvm alloc 0 1024 4000 >"$BATS_TEST_TMPDIR/busy" &
+# neighbour_loops CGDIR: the loops in 2 s of an allocator in CGDIR that
+# holds 29M and then maps, writes and unmaps 1M (mpvm alloc), and its
+# sleeps: "LOOPS SLEEPS"
+neighbour_loops() {
+	local out
+	out=$("$MP_IN_CG" "$1" -- mpvm alloc 29 1024 2000) || return 1
+	echo "$(mp_field loops "$out") $(mp_field sleeps "$out")"
+}
+
+# neighbour_try D OUT LIM: one side-by-side triple in D/app: the allocator
+# alone, beside a registered program that reads every request and adds the
+# chunks back (mpctl register --keep: frees nothing), and after the
+# program exited; sets alone, with, after ("LOOPS SLEEPS") and reqs
+neighbour_try() {
+	local d=$1 out=$2
+	alone=$(neighbour_loops "$d/app") || fail "the allocator failed alone"
+	# the program in the same memory cgroup, as a container's cache is
+	"$MP_IN_CG" "$d/app" -- mpctl register -v -c "$d/app" --chunk 1M \
+		--chunks 1000 --keep -t 60s >"$out" 2>&1 &
 	MP_PIDS+=($!)
-	busy=$("$MP_IN_CG" "$d/app" -- mpvm alloc 29 1024 2000) ||
-		fail "the allocator failed beside the busy cgroup: $busy"
-	wait "${MP_PIDS[-1]}" || fail "the busy cgroup's loop failed"
-	other=$(cat "$BATS_TEST_TMPDIR/busy")
-	sa=$(mp_field sleeps "$alone") sb=$(mp_field sleeps "$busy")
-	la=$(mp_field loops "$alone") lb=$(mp_field loops "$busy")
-	lo=$(mp_field loops "$other")
-	echo "# waiter: alone $la loops, $sa sleeps; beside the busy cgroup ($lo loops) $lb loops, $sb sleeps; requests read $(grep -c '^request' "$BATS_TEST_TMPDIR/prog")" >&3
-	[ "$(mp_oom_kills "$d")" = 0 ] || fail "OOM kills: $(mp_oom_kills "$d")"
-	# the allocator did wait for its program: 2 s of loops that take a
-	# few ms each without the wait
-	[ $((la * 20)) -le 2000 ] && [ $((lb * 20)) -le 2000 ] ||
-		fail "the allocator did not wait: $la and $lb loops in 2 s"
-	[ "$lo" -ge 10 ] || fail "the busy cgroup was not busy: $lo loops"
-	# with one wait queue for all, each uncharge of the busy cgroup woke
-	# the waiter, which slept again: hundreds of sleeps more
-	[ "$sb" -le $((sa * 2 + 20)) ] ||
-		fail "a busy cgroup woke the waiter: $sb sleeps against $sa alone"
+	mp_wait_line "$out" 'registered: mode=kernel-v2' 100 ||
+		fail "mpctl register: $(cat "$out")"
+	with=$(neighbour_loops "$d/app") ||
+		fail "the allocator failed beside the program"
+	mp_stop_bg
+	reqs=$(grep -c ' chunks=[0-9]' "$out" || true)
+	after=$(neighbour_loops "$d/app") ||
+		fail "the allocator failed after the program"
+}
+
+# neighbour_case LIMIT: memory.LIMIT (max or high) 32M on a child, no
+# other limit, and an allocator there at 29M, 90% of the limit: above the
+# 7/8 mark where the kernel asks, below the limit (memory.events shows it
+# was never reached). Beside the program, and after it, the allocator
+# must keep at least 90% of its loops alone. Plain TCG follows the host's
+# clock, and a busy host takes the guest's vCPUs at random: a triple in
+# which a run lost its vCPU is measured again, three triples at most (a
+# kernel that makes the allocator wait for the program fails all three:
+# 3 loops against 234 alone)
+neighbour_case() {
+	local lim=$1 d out=$BATS_TEST_TMPDIR/reg-$1 alone with after reqs ev
+	local try ok=0
+	d=$(mp_v2_parent "nb$lim" max max app)
+	echo 32M >"$d/app/memory.$lim"
+	for try in 1 2 3; do
+		neighbour_try "$d" "$out"
+		ev=$(tr '\n' ' ' <"$d/app/memory.events")
+		echo "# memory.$lim 32M, 29M held, try $try: loops (sleeps) alone ${alone% *} (${alone#* }), with the program ${with% *} (${with#* }), after ${after% *} (${after#* }); requests read $reqs; memory.events: $ev" >&3
+		[ "$(mp_oom_kills "$d")" = 0 ] || fail "OOM kills: $(mp_oom_kills "$d")"
+		# the program was asked: the allocator crossed the mark where
+		# the kernel asks (else this compares nothing)
+		[ "$reqs" -gt 0 ] || fail "the program was never asked: $(cat "$out")"
+		# below the limit: nothing to throttle or reclaim
+		grep -qx "$lim 0" "$d/app/memory.events" ||
+			fail "memory.$lim was reached: $ev"
+		[ "${alone% *}" -ge 10 ] ||
+			fail "the allocator barely ran alone: ${alone% *} loops"
+		if [ $((${with% *} * 10)) -ge $((${alone% *} * 9)) ] &&
+		   [ $((${after% *} * 10)) -ge $((${alone% *} * 9)) ]; then
+			ok=1
+			break
+		fi
+	done
+	[ "$ok" = 1 ] ||
+		fail "the program slowed its neighbour in 3 tries, the last: ${with% *} loops beside it, ${after% *} after, ${alone% *} alone"
+}
+
+@test "v2: a registered program never harms its neighbours: 90% of memory.max, a program that frees nothing" {
+	requires mpctl
+	# before: with the kernel waiting for programs that read their
+	# requests, 477 loops alone, 4 beside the program on 6.12 (206 and 4
+	# on 6.1)
+	neighbour_case max
+}
+
+@test "v2: a registered program never harms its neighbours: 90% of memory.high, a program that frees nothing" {
+	requires mpctl
+	neighbour_case high
 }
 
 @test "v2 races: closing, forking and concurrent counts under reclaim" {

@@ -9,10 +9,9 @@
 # control fails when the same program without MADV_FREE was not in the
 # way: it must end in an OOM kill, or the first test proves nothing.
 #
-# The limit is memory.max alone on a parent, no memory.high and no swap:
-# at memory.max the kernel does not wait for a program's answer (37's
-# parents have memory.high, where it does), so a stopped program's chunks
-# are either taken by reclaim or in the way.
+# The limit is memory.max alone on a parent, no memory.high and no swap.
+# The kernel never waits for a program's answer, so a stopped program's
+# chunks are either taken by reclaim (offered) or in the way (not).
 
 # MP_PIDS (helpers) is filled in each test, in the same subshell
 # shellcheck disable=SC2030,SC2031

@@ -30,7 +30,7 @@ teardown() {
 	local d=$MP_V2/t-load
 	mkdir "$d"
 	echo 32M >"$d/memory.max"
-	# over memory.high the kernel waits for the program's answer
+	# over memory.high the kernel asks the program first
 	echo 28M >"$d/memory.high"
 	[ ! -e "$d/memory.swap.max" ] || echo 0 >"$d/memory.swap.max"
 	mp_run mp_load v2 "$d" - 24 16 60

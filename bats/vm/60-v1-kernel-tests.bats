@@ -25,15 +25,13 @@ teardown() {
 	mp_ksft
 }
 
-@test "mp_load v1: a program holding 24M in a 32M memcg (soft limit 28M) frees what a 16M hog needs" {
+@test "mp_load v1: a program holding 24M in a 32M memcg frees what a 16M hog needs" {
 	requires prog:mp_load mempressure memory
 	mp_v1_mount mempressure mempressure
 	mp_v1_mount memory memory
 	mkdir "$MP/kt" "$MEM/kt"
 	echo 0 >"$MEM/kt/memory.swappiness"
 	echo 32M >"$MEM/kt/memory.limit_in_bytes"
-	# v1 has no memory.high: the soft limit takes its part (mempressure(7))
-	echo 28M >"$MEM/kt/memory.soft_limit_in_bytes"
 	mp_run mp_load v1 "$MP/kt" "$MEM/kt" 24 16 60
 	mp_ksft
 }

@@ -68,16 +68,11 @@
 #                 noaskfirst (4) never ask shrinkers early (the charge
 #                           path, over memory.high): only reclaim asks,
 #                           as without the "ask first" patch
-#                 nowait    (5) never wait over memory.high for a
-#                           shrinker that is answering: a program that
-#                           answers late (kernel-shrinker-late) is not
-#                           waited for
 #               DEMOS is a comma-separated list (or "all"); each demo boots
 #               once and is compared with the pooled base on its own:
 #               every one must be flagged (exit 4 if one is not). The patch
 #               puts wrappers in front of mpc_shrinker_deliver(),
-#               __mempressure_charge(), mempressure_ask_high() and
-#               mempressure_wait_high() and a
+#               __mempressure_charge() and mempressure_ask_high() and a
 #               line at the start of mpc_notify_levels(), found by their
 #               names, so it keeps applying when the code around them
 #               changes. Afterwards the harness's tree of NEW_KVER is
@@ -264,7 +259,7 @@ check_report_args() {
 		die "-t or -a: ${out%%$'\n'*}"
 }
 check_report_args
-[ "$demos" = all ] && demos=drop3of4,drop1of5,delay2ms,noaskfirst,nowait
+[ "$demos" = all ] && demos=drop3of4,drop1of5,delay2ms,noaskfirst
 export VMTEST_MODE=$mode
 [ -z "$shift_" ] || export VMTEST_ICOUNT_SHIFT=$shift_
 
@@ -279,7 +274,6 @@ demo_id() {
 	drop1of5) echo 2 ;;
 	delay2ms) echo 3 ;;
 	noaskfirst) echo 4 ;;
-	nowait) echo 5 ;;
 	*) return 1 ;;
 	esac
 }
@@ -289,7 +283,7 @@ if [ -n "$demos" ]; then
 	[ "$build" = 1 ] || die "-D and -B exclude each other: -D builds NEW"
 	for d in ${demos//,/ }; do
 		demo_id "$d" >/dev/null ||
-			die "-D '$d': drop3of4, drop1of5, delay2ms, noaskfirst, nowait or all"
+			die "-D '$d': drop3of4, drop1of5, delay2ms, noaskfirst or all"
 	done
 	ls "$top/kernel-patch/$new"/0*.patch >/dev/null 2>&1 ||
 		die "no series in kernel-patch/$new: the demos break the kernel's shrinker"

@@ -20,15 +20,10 @@
 #      memory.high) do nothing, so only reclaim asks, as before the
 #      "ask userspace shrinkers first" patch; a kernel where that
 #      patch regressed must be flagged by the MGLRU + zram comparison
-#   5  never waits for an answer: mempressure_wait_high() returns at
-#      once, so a program that answers late (kernel-shrinker-late, 50 ms
-#      after reading) is not waited for, as if the wait had been lost
-#   6  waits in the charge path: __mempressure_charge() runs the wait
-#      of mempressure_wait_high() itself, where the charging task may
-#      hold mmap_lock (a THP fault, MADV_POPULATE_WRITE), as the series
-#      did before the redesign; a program whose answer is a munmap()
-#      then cannot answer until the wait ends (the VM test of issue 21
-#      fails on it: VMTEST_APPEND=mempressure.test_demo=6)
+#
+# (Demos 5 and 6 broke the kernel's wait for an answer; the series no
+# longer waits for a program anywhere, so there is nothing left for them
+# to break.)
 #
 # It is generated, not kept as a diff with line numbers, so that it keeps
 # applying while the series changes: mm/mempressure.c as the series leaves
@@ -84,9 +79,8 @@ cp "$work/tree/$file" "$work/a/$file"
 #    mpc_shrinker_deliver with the same signature in front of it that drops
 #    or waits, then calls it
 awk -v sig='static void mpc_shrinker_deliver(struct mpc_listener *l, u64 nr)' \
-	-v csig='bool __mempressure_charge(struct mem_cgroup *memcg)' \
-	-v asig='void mempressure_ask_high(struct mem_cgroup *memcg)' \
-	-v wsig='void mempressure_wait_high(struct mem_cgroup *memcg)' '
+	-v csig='void __mempressure_charge(struct mem_cgroup *memcg)' \
+	-v asig='void mempressure_ask_high(struct mem_cgroup *memcg)' '
 	function fail(m) { print "mk-demo-patch: " m > "/dev/stderr"; bad = 1; exit 1 }
 	{ lines[NR] = $0 }
 	/^#include / { last_inc = NR }
@@ -96,7 +90,6 @@ awk -v sig='static void mpc_shrinker_deliver(struct mpc_listener *l, u64 nr)' \
 	$0 == sig { deliver = NR }
 	$0 == csig { charge = NR }
 	$0 == asig { askhigh = NR }
-	$0 == wsig { waithigh = NR }
 	/^static void mpc_shrinker_deliver\(/ && $0 != sig && $0 !~ /;[[:space:]]*$/ {
 		fail("mpc_shrinker_deliver has another signature than \"" sig "\": " $0)
 	}
@@ -112,26 +105,18 @@ awk -v sig='static void mpc_shrinker_deliver(struct mpc_listener *l, u64 nr)' \
 			fail("no \"" csig "\" in mm/mempressure.c")
 		if (!askhigh)
 			fail("no \"" asig "\" in mm/mempressure.c")
-		if (!waithigh)
-			fail("no \"" wsig "\" in mm/mempressure.c")
 		for (i = 1; i <= NR; i++) {
 			if (i == charge) {
-				print "static void mempressure_wait_high_real(struct mem_cgroup *memcg);"
-				print "static bool __mempressure_charge_real(struct mem_cgroup *memcg);"
+				print "static void __mempressure_charge_real(struct mem_cgroup *memcg);"
 				print ""
 				print csig
 				print "{"
-				print "\tbool over;"
-				print ""
 				print "\tif (mpc_test_demo == 4)"
-				print "\t\treturn false;"
-				print "\tover = __mempressure_charge_real(memcg);"
-				print "\tif (over && mpc_test_demo == 6)"
-				print "\t\tmempressure_wait_high_real(memcg);"
-				print "\treturn over;"
+				print "\t\treturn;"
+				print "\t__mempressure_charge_real(memcg);"
 				print "}"
 				print ""
-				print "static bool __mempressure_charge_real(struct mem_cgroup *memcg)"
+				print "static void __mempressure_charge_real(struct mem_cgroup *memcg)"
 				continue
 			}
 			if (i == askhigh) {
@@ -145,19 +130,6 @@ awk -v sig='static void mpc_shrinker_deliver(struct mpc_listener *l, u64 nr)' \
 				print "}"
 				print ""
 				print "static void mempressure_ask_high_real(struct mem_cgroup *memcg)"
-				continue
-			}
-			if (i == waithigh) {
-				print "static void mempressure_wait_high_real(struct mem_cgroup *memcg);"
-				print ""
-				print wsig
-				print "{"
-				print "\tif (mpc_test_demo == 5)"
-				print "\t\treturn;"
-				print "\tmempressure_wait_high_real(memcg);"
-				print "}"
-				print ""
-				print "static void mempressure_wait_high_real(struct mem_cgroup *memcg)"
 				continue
 			}
 			if (i == deliver) {
@@ -187,8 +159,7 @@ awk -v sig='static void mpc_shrinker_deliver(struct mpc_listener *l, u64 nr)' \
 				print " * 1 drops 3 shrinker requests of 4, 2 drops 1 in 5, 3 waits"
 				print " * 2 ms before every notification and request, 4 never asks"
 				print " * shrinkers early (charge path, over memory.high): only reclaim"
-				print " * asks, as before the ask-first patch; 5 never waits for an"
-				print " * answer over memory.high; 6 waits for answers in the charge path."
+				print " * asks, as before the ask-first patch."
 				print " */"
 				print "static int mpc_test_demo;"
 				print "module_param_named(test_demo, mpc_test_demo, int, 0444);"
