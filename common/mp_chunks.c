@@ -270,6 +270,9 @@ void *mp_chunk_alloc(struct mp_chunk_pool *p, int list)
 		c = malloc(sizeof(*c));
 		if (!c)
 			goto err_drop;
+		/* a marker in every page: reclaim may drop some of them */
+		for (off = p->page; off < p->size; off += p->page)
+			b[off] = (char)(off >> 12 | 1);
 		*(uint64_t *)b = LAZY_MARKER;
 		if (madvise(b, p->size, MADV_FREE)) {
 			free(c);
@@ -306,12 +309,22 @@ static char *chunk_mem(const struct mp_chunk_pool *p, struct mp_chunk *c)
 }
 
 /*
- * A lazyfree chunk reclaim dropped: its marker reads zero. Read before its
- * pages are given back (after, every chunk reads zero).
+ * A lazyfree chunk reclaim dropped, in whole or in part: a page marker reads
+ * zero. Read before its pages are given back (after, every chunk reads zero).
  */
 static bool dropped(const struct mp_chunk_pool *p, const char *mem)
 {
-	return p->lazy && !*(const volatile uint64_t *)mem;
+	const volatile char *m = mem;
+	uint64_t off;
+
+	if (!p->lazy)
+		return false;
+	if (!*(const volatile uint64_t *)mem)
+		return true;
+	for (off = p->page; off < p->size; off += p->page)
+		if (!m[off])
+			return true;
+	return false;
 }
 
 /* The node of a chunk freed: a lazyfree node is apart, the others are gone */

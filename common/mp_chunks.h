@@ -15,9 +15,10 @@
  *
  * With lazyfree, a chunk is marked MADV_FREE once written: reclaim may
  * then drop its pages without swap, and the program need not answer.
- * Its first word holds a non-zero marker, and a chunk whose first page
- * reclaim dropped reads back zero there (a read maps the zero page, it
- * charges nothing). The list links then live apart from the chunks (a
+ * Every page starts with a non-zero marker (the first page with a whole
+ * word): reclaim drops a chunk a folio at a time, and a page it dropped
+ * reads back zero there (a read maps the zero page, it charges nothing);
+ * a chunk with any page dropped is lost. The list links then live apart from the chunks (a
  * node each), as a link inside a dropped page would be lost. The marker
  * is checked when a chunk is freed on request and when the pool is
  * destroyed; the chunks found dropped are counted in lost.
