@@ -47,13 +47,30 @@ teardown() {
 	# asked from 7/8 of the hard limit (42M): 40M held, a 24M hog
 	echo 0 >"$MEM/kp/memory.swappiness"
 	echo 0 >"$MEM/kp/app/memory.swappiness"
-	mp_run "$MP_IN_CG" "$MEM/kp/app" "$MP/kp" -- mpvm v1-shrinker "$MP/kp" \
+	local oom
+	# Nothing waits for the program: with its chunks not offered, the
+	# hog may outrun its answers to the hard limit, where the OOM killer
+	# runs as in the stock kernel. That run is recorded, not asserted
+	# (6.1, 2026-12-07: the program OOM-killed after 9 requests; with
+	# the kernel waiting for it, as the series did before, it survived)
+	run "$MP_IN_CG" "$MEM/kp/app" "$MP/kp" -- mpvm v1-shrinker "$MP/kp" \
 		1048576 40 -a -t 30000 -- stress-ng --vm 1 --vm-bytes 24M --vm-keep \
+		--timeout 10s --quiet
+	echo "# not offered: status $status, $(grep -c '^request' <<<"$output") requests" >&3
+	# what it left: a hog whose program was killed
+	xargs -r kill -KILL <"$MEM/kp/app/tasks" 2>/dev/null || true
+	mp_wait_content "$MEM/kp/app/tasks" "" 50 ||
+		fail "the run without offered chunks left tasks behind"
+	oom=$(sed -n 's/^oom_kill //p' "$MEM/kp/memory.oom_control")
+	# offered (-f: MADV_FREE, a marker in every page): reclaim takes
+	# what the answers leave, and the program is still asked
+	mp_run "$MP_IN_CG" "$MEM/kp/app" "$MP/kp" -- mpvm v1-shrinker "$MP/kp" \
+		1048576 40 -a -f -t 30000 -- stress-ng --vm 1 --vm-bytes 24M --vm-keep \
 		--timeout 10s --quiet
 	assert_success
 	assert_line --regexp '^request [1-9]'
 	refute_line --regexp '^over'
-	[ "$(sed -n 's/^oom_kill //p' "$MEM/kp/memory.oom_control")" = 0 ] ||
+	[ "$(sed -n 's/^oom_kill //p' "$MEM/kp/memory.oom_control")" = "$oom" ] ||
 		fail "OOM kills: $(cat "$MEM/kp/memory.oom_control")"
 }
 
