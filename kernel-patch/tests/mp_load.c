@@ -2,7 +2,7 @@
 /*
  * mp_load - a cooperating program under memory pressure
  *
- * usage: mp_load v1|v2 MPCG MEMCG HOLD_MB HOG_MB [SECONDS]
+ * usage: mp_load v1|v2 MPCG MEMCG HOLD_MB HOG_MB [SECONDS [offer]]
  *
  * MPCG is the mempressure cgroup to listen to: on v1 a cgroup of a
  * mempressure-only mount, on v2 a cgroup with mempressure enabled.
@@ -17,7 +17,9 @@
  * them and the level events for up to SECONDS (default 30). Prints one
  * line of counts. Exits 0 when the hog was not killed, chunks were asked
  * for and freed, and the chunks asked for plus the chunks left equal
- * HOLD_MB; 1 otherwise.
+ * HOLD_MB; 1 otherwise. With "offer", the chunks are MADV_FREE once
+ * written (every byte, so every page, non-zero): reclaim may take them
+ * without an answer, as the kernel never waits for one.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -93,6 +95,7 @@ static uint64_t parse_u64(const char *buf)
 /* The chunks the program holds, freed from the oldest on. */
 static char **held;
 static long nheld, first;
+static int offer;
 
 static void hold(long mb)
 {
@@ -107,6 +110,8 @@ static void hold(long mb)
 		if (held[i] == MAP_FAILED)
 			die("cannot map", "chunk");
 		memset(held[i], 0x5a, CHUNK);
+		if (offer && madvise(held[i], CHUNK, MADV_FREE))
+			die("cannot offer", "chunk");
 	}
 	nheld = mb;
 }
@@ -135,7 +140,7 @@ int main(int argc, char **argv)
 
 	if (argc < 6 || (strcmp(argv[1], "v1") && strcmp(argv[1], "v2"))) {
 		fprintf(stderr,
-			"usage: mp_load v1|v2 MPCG MEMCG HOLD_MB HOG_MB [SECONDS]\n");
+			"usage: mp_load v1|v2 MPCG MEMCG HOLD_MB HOG_MB [SECONDS [offer]]\n");
 		return 64;
 	}
 	v2 = !strcmp(argv[1], "v2");
@@ -145,6 +150,7 @@ int main(int argc, char **argv)
 	hog_mb = atol(argv[5]);
 	if (argc > 6)
 		secs = atol(argv[6]);
+	offer = argc > 7 && !strcmp(argv[7], "offer");
 	if (mb <= 0 || hog_mb <= 0 || secs <= 0) {
 		fprintf(stderr,
 			"mp_load: HOLD_MB, HOG_MB and SECONDS must be above 0\n");
