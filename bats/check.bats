@@ -21,8 +21,9 @@ half_suite() {
 	mkdir "$tapdir"
 	# as check.sh runs the host suite, killed while the third runs
 	rc=0
-	setsid -w bats --tap "$BATS_TEST_TMPDIR/half.bats" >"$tapdir/host.tap" ||
-		rc=$?
+	# (its run dir in this test's: killed, it cannot remove it)
+	TMPDIR=$BATS_TEST_TMPDIR setsid -w bats --tap \
+		"$BATS_TEST_TMPDIR/half.bats" >"$tapdir/host.tap" || rc=$?
 	[ "$rc" -ne 0 ]
 	grep -qx '1\.\.4' "$tapdir/host.tap"
 	[ "$(grep -c '^ok ' "$tapdir/host.tap")" -eq 2 ]
@@ -57,4 +58,22 @@ half_suite() {
 	# check.sh uses both
 	grep -q 'tap_status "$tapdir/host.tap" "${PIPESTATUS\[0\]}"' "$ROOT/scripts/check.sh"
 	grep -q '^tap_count "$tapdir"/\*.tap' "$ROOT/scripts/check.sh"
+}
+
+@test "check: what a suite leaves in its temp dir is a failure" {
+	. "$ROOT/scripts/tap.sh"
+	d=$BATS_TEST_TMPDIR/tmp
+	mkdir "$d"
+	tap_empty_dir "$BATS_TEST_TMPDIR/a.tap" "$d" suite
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/a.tap")" "ok - suite left no temp file"
+	# as the killed half-way suite above left its run dir in /tmp
+	mkdir "$d/bats-run-x" && : >"$d/mpctl.1"
+	tap_empty_dir "$BATS_TEST_TMPDIR/b.tap" "$d" suite
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/b.tap")" \
+		"not ok - suite left temp files behind in $d: bats-run-x mpctl.1"
+	tap_count "$BATS_TEST_TMPDIR/b.tap"
+	[ "$tap_failed" -eq 1 ] && [ "$tap_passed" -eq 0 ]
+	# check.sh runs the host suite in such a dir
+	grep -q 'TMPDIR=$htmp bats --tap' "$ROOT/scripts/check.sh"
+	grep -q '^	tap_empty_dir "$tapdir/host.tap" "$htmp"' "$ROOT/scripts/check.sh"
 }

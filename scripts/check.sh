@@ -77,9 +77,15 @@ fi
 
 if [ $vm_only = 0 ]; then
 	echo "== host suite ($(uname -r))"
-	bats --tap bats/*.bats | tee "$tapdir/host.tap"
+	# a temp dir of the suite's own: whatever a test or the tool left
+	# in it (a killed run's files, a nested bats' run dir) is a failure
+	htmp=$(mktemp -d "${TMPDIR:-/tmp}/mpctl-check.XXXXXX")
+	TMPDIR=$htmp bats --tap bats/*.bats | tee "$tapdir/host.tap"
 	# bats' own verdict too: a suite that died counts
 	tap_status "$tapdir/host.tap" "${PIPESTATUS[0]}" "bats (host suite)"
+	tap_empty_dir "$tapdir/host.tap" "$htmp" "the host suite"
+	rm -rf "$htmp"
+	grep '^not ok - ' "$tapdir/host.tap"
 	echo "== clang-format (make check-format)"
 	{
 		# a missing prerequisite skips (make check's deps install it)

@@ -38,3 +38,15 @@ tap_count() {
 tap_status() {
 	[ "$2" = 0 ] || echo "not ok - $3 exited with status $2" >>"$1"
 }
+
+tap_empty_dir() {
+	local left
+
+	left=$(find "$2" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null |
+		sort | head -n 5 | tr '\n' ' ')
+	if [ -z "$left" ]; then
+		echo "ok - $3 left no temp file" >>"$1"
+	else
+		echo "not ok - $3 left temp files behind in $2: ${left% }" >>"$1"
+	fi
+}
