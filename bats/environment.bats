@@ -64,7 +64,7 @@ wait_procs() {
 		--duration 2s --threads 1 --json -o "$d/s.json"
 	mp_trace "stress --hog (failing)"
 	assert_failure 1
-	assert_output --partial "mpctl stress: the hog 'stress-ng --no-such-option 1' failed: exited with status 1"
+	assert_output --partial "mpctl stress: the hog 'stress-ng --no-such-option 1' failed: exited with status 1: stress-ng: unrecognized option '--no-such-option'"
 	# the document is still written, and says so
 	jq -e '.hog.exit_status == 1' "$d/s.json"
 }
@@ -110,4 +110,20 @@ wait_procs() {
 	mpctl report --input "$doc.ok"
 	assert_success
 	refute_output --partial incomplete
+}
+
+@test "report: a scenario whose hog fails says the hog's exit status" {
+	requires root memcg jq
+	local bin=$BATS_TEST_TMPDIR/bin
+	mkdir "$bin"
+	# a stress-ng that fails at once, as one refused by its options
+	printf '#!/bin/sh\nexit 2\n' >"$bin/stress-ng"
+	chmod +x "$bin/stress-ng"
+	PATH=$bin:$PATH run timeout 60 "$MPCTL_BIN" report -s hog -r 1 -d 1s \
+		-o "$BATS_TEST_TMPDIR/r.json"
+	mp_trace "report -s hog (failing hog)"
+	[ "$status" -ne 69 ] || skip "no pressure interface"
+	assert_failure
+	# the status read from the run's document before it is freed
+	assert_output --partial "scenario 'hog': the hog failed: stress-ng exited with status 2"
 }

@@ -848,11 +848,13 @@ static bool hog_failed(const struct stress_opts *so,
 	    (WIFEXITED(st) && !WEXITSTATUS(st)))
 		return false;
 	if (WIFEXITED(st))
-		cmd_error("the hog 'stress-ng %s' failed: exited with status %d",
-			  so->cfg.hog, WEXITSTATUS(st));
+		cmd_error("the hog 'stress-ng %s' failed: exited with status %d%s%s",
+			  so->cfg.hog, WEXITSTATUS(st),
+			  *r->hog_said ? ": " : "", r->hog_said);
 	else
-		cmd_error("the hog 'stress-ng %s' failed: killed by signal %d",
-			  so->cfg.hog, WTERMSIG(st));
+		cmd_error("the hog 'stress-ng %s' failed: killed by signal %d%s%s",
+			  so->cfg.hog, WTERMSIG(st), *r->hog_said ? ": " : "",
+			  r->hog_said);
 	return true;
 }
 

@@ -127,6 +127,7 @@ void stress_cgroups_remove(struct stress_cgroups *c)
 struct hog {
 	struct mp_child c;
 	int yaml_fd; /* memfd stress-ng writes its YAML into */
+	int out_fd;  /* memfd of its stdout and stderr: why it failed */
 };
 
 struct run {
@@ -360,8 +361,9 @@ static int start_hog(struct run *r, struct mp_err *err)
 	 * /proc/self/fd: nothing in /tmp to leak when we are SIGKILLed.
 	 */
 	r->hog.yaml_fd = memfd_create("mpctl-stress-hog-yaml", MFD_CLOEXEC);
+	r->hog.out_fd = memfd_create("mpctl-stress-hog-out", MFD_CLOEXEC);
 	argv = calloc(n + 7, sizeof(*argv));
-	if (r->hog.yaml_fd < 0 || !argv) {
+	if (r->hog.yaml_fd < 0 || r->hog.out_fd < 0 || !argv) {
 		free(words);
 		free(argv);
 		return mp_errf(err, MP_EXIT_FAILURE, errno,
@@ -380,8 +382,8 @@ static int start_hog(struct run *r, struct mp_err *err)
 	argv[k++] = "--yaml";
 	argv[k++] = yaml;
 	mp_child_init(c, argv);
-	c->out = MP_CHILD_NULL;
-	c->err = MP_CHILD_NULL;
+	c->out = r->hog.out_fd;
+	c->err = r->hog.out_fd;
 	c->pgroup = true;
 	c->pdeathsig = SIGKILL;
 	if (mp_child_keep(c, r->hog.yaml_fd, err) ||
@@ -400,31 +402,71 @@ out:
 	return ret;
 }
 
+/* the first SIZE - 1 bytes of a memfd, NUL-terminated; -1 without them */
+static ssize_t memfd_text(int fd, char *buf, size_t size)
+{
+	ssize_t n, k;
+
+	if (fd < 0 || !buf)
+		return -1;
+	for (n = 0; (size_t)n < size - 1; n += k) {
+		k = pread(fd, buf + n, size - 1 - n, n);
+		if (k <= 0)
+			break;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+/*
+ * What stress-ng said last about an error, a failure or a bad option
+ * (else its first line), for the message that says the hog failed.
+ */
+static void hog_said(const char *text, char *said, size_t size)
+{
+	static const char *const words[] = { "error", "fail", "unrecognized",
+					     "invalid" };
+	const char *line, *end, *pick = NULL, *first = NULL;
+	size_t i;
+
+	for (line = text; *line; line = *end ? end + 1 : end) {
+		end = strchrnul(line, '\n');
+		if (end == line)
+			continue;
+		if (!first)
+			first = line;
+		for (i = 0; i < sizeof(words) / sizeof(*words); i++)
+			if (memmem(line, end - line, words[i],
+				   strlen(words[i])))
+				pick = line;
+	}
+	if (!pick)
+		pick = first;
+	if (pick)
+		snprintf(said, size, "%.*s",
+			 (int)(strchrnul(pick, '\n') - pick), pick);
+}
+
 static void hog_results(struct run *r)
 {
 	struct stress_result *res = r->res;
 	size_t size = 65536;
 	char *buf = malloc(size), *p;
-	ssize_t n = -1, k;
 
-	if (r->hog.yaml_fd >= 0 && buf)
-		for (n = 0; (size_t)n < size - 1; n += k) {
-			k = pread(r->hog.yaml_fd, buf + n, size - 1 - n, n);
-			if (k <= 0)
-				break;
-		}
-	if (n >= 0) {
-		buf[n] = '\0';
+	if (memfd_text(r->hog.yaml_fd, buf, size) >= 0)
 		for (p = strstr(buf, "bogo-ops:"); p;
 		     p = strstr(p + 1, "bogo-ops:")) {
 			res->hog_bogo_ops += strtoull(p + 9, NULL, 10);
 			res->hog_have_ops = true;
 		}
-	}
+	if (memfd_text(r->hog.out_fd, buf, size) >= 0)
+		hog_said(buf, res->hog_said, sizeof(res->hog_said));
 	free(buf);
 	if (r->hog.yaml_fd >= 0)
 		close(r->hog.yaml_fd);
-	r->hog.yaml_fd = -1;
+	if (r->hog.out_fd >= 0)
+		close(r->hog.out_fd);
+	r->hog.yaml_fd = r->hog.out_fd = -1;
 	if (r->c.hog_created)
 		mp_cg_oom_kills(r->c.hog_cg, &res->hog_oom_kills);
 }
@@ -967,7 +1009,7 @@ int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 			   .tfd = -1,
 			   .shm_fd = -1,
 			   .usage_fd = -1,
-			   .hog = { .yaml_fd = -1 } };
+			   .hog = { .yaml_fd = -1, .out_fd = -1 } };
 	if (prepare(r, err))
 		goto out;
 	res->start_ns = now_ns();
@@ -992,6 +1034,8 @@ out:
 	mp_child_release(&r->hog.c);
 	if (r->hog.yaml_fd >= 0)
 		close(r->hog.yaml_fd);
+	if (r->hog.out_fd >= 0)
+		close(r->hog.out_fd);
 	mp_source_close(r->src);
 	mp_shrinker_close(r->sh);
 	if (r->have_ms)

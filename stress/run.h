@@ -147,7 +147,8 @@ struct stress_result {
 	bool cotenant_killed; /* the co-tenant died of a signal in the run */
 	bool hog_exited;
 	int hog_status;
-	char **hog_argv; /* what ran: stress-ng and its arguments */
+	char **hog_argv;    /* what ran: stress-ng and its arguments */
+	char hog_said[160]; /* its last line on an error, else its last */
 	bool hog_have_ops;
 	uint64_t hog_bogo_ops, hog_oom_kills;
 	struct stress_sample *tl;
