@@ -66,7 +66,24 @@ wait_procs() {
 	assert_failure 1
 	assert_output --partial "mpctl stress: the hog 'stress-ng --no-such-option 1' failed: exited with status 1: stress-ng: unrecognized option '--no-such-option'"
 	# the document is still written, and says so
-	jq -e '.hog.exit_status == 1' "$d/s.json"
+	jq -e '.hog.exit_status == 1 and .hog.failed' "$d/s.json"
+}
+
+@test "stress --hog: how the hog ends when the run stops it is teardown, not a failure" {
+	requires root memcg jq
+	local bin=$BATS_TEST_TMPDIR/bin d=$BATS_TEST_TMPDIR
+	mkdir "$bin"
+	# a stress-ng that runs until told to stop, and then exits 2, as a
+	# stress-ng whose worker the run's pressure killed did
+	printf '#!/bin/sh\ntrap "exit 2" INT\nsleep 60 &\nwait\n' >"$bin/stress-ng"
+	chmod +x "$bin/stress-ng"
+	PATH=$bin:$PATH run timeout 60 "$MPCTL_BIN" stress --hog "--vm 1" \
+		--duration 1s --threads 1 --json -o "$d/s.json"
+	mp_trace "stress --hog (stopped at the end, exits 2)"
+	[ "$status" -ne 69 ] || skip "no pressure interface"
+	assert_success
+	refute_output --partial "hog"
+	jq -e '.hog.exit_status == 2 and .hog.failed == false' "$d/s.json"
 }
 
 @test "report: a truncated config.gz is said, and its options are unknown" {

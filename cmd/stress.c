@@ -672,7 +672,7 @@ static json_t *result_json(const struct stress_run_cfg *o,
 					       mp_cg_event_keys)));
 	if (o->hog)
 		bad |= json_object_set_new(doc, "hog", json_pack(
-			"{s:o, s:o, s:o, s:I, s:o}",
+			"{s:o, s:o, s:o, s:I, s:o, s:b}",
 			"args", mp_json_str(o->hog),
 			"argv", argv_json(r->hog_argv),
 			"bogo_ops", r->hog_have_ops ?
@@ -682,7 +682,7 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			"exit_status", r->hog_exited &&
 			WIFEXITED(r->hog_status) ?
 			json_integer(WEXITSTATUS(r->hog_status)) :
-			json_null()));
+			json_null(), "failed", r->hog_failed));
 	else
 		bad |= json_object_set_new(doc, "hog", json_null());
 	for (i = 0; i < r->ntl; i++)
@@ -844,8 +844,7 @@ static bool hog_failed(const struct stress_opts *so,
 {
 	int st = r->hog_status;
 
-	if (!so->cfg.hog || !r->hog_exited ||
-	    (WIFEXITED(st) && !WEXITSTATUS(st)))
+	if (!so->cfg.hog || !r->hog_failed)
 		return false;
 	if (WIFEXITED(st))
 		cmd_error("the hog 'stress-ng %s' failed: exited with status %d%s%s",

@@ -725,6 +725,10 @@ static void finish(struct run *r)
 	res->cotenant_killed = r->cotenant.pid > 0 && r->cotenant.exited &&
 			       WIFSIGNALED(r->cotenant.status);
 	stop_cotenant(r);
+	/* judged before the stop: what the stop causes is not the hog's */
+	reap(r);
+	res->hog_failed = res->hog_exited && !(WIFEXITED(res->hog_status) &&
+					       !WEXITSTATUS(res->hog_status));
 	stop_hog(r);
 	res->end_ns = now_ns();
 	take_sample(r, res->end_ns);

@@ -146,6 +146,12 @@ struct stress_result {
 	struct stress_shared engine; /* the engine's numbers at the end */
 	bool cotenant_killed; /* the co-tenant died of a signal in the run */
 	bool hog_exited;
+	/*
+	 * the hog ended before the run did with a failure (a non-zero
+	 * status, a signal): the run was not beside a hog. Its end when
+	 * the run stopped it (SIGINT, SIGKILL after a grace) is teardown
+	 */
+	bool hog_failed;
 	int hog_status;
 	char **hog_argv;    /* what ran: stress-ng and its arguments */
 	char hog_said[160]; /* its last line on an error, else its last */

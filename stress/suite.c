@@ -335,6 +335,7 @@ static int stress_result(int status, json_t **doc, struct mp_err *err)
 		json_string_value(json_object_get(*doc, "exit_reason"));
 	bool ok = !status ||
 		  (WIFEXITED(status) && WEXITSTATUS(status) == 1 && *doc);
+	const json_t *hog;
 	json_int_t hog_status;
 
 	if (ok && why && !strcmp(why, "engine_unresponsive")) {
@@ -354,11 +355,15 @@ static int stress_result(int status, json_t **doc, struct mp_err *err)
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "mpctl stress wrote no JSON document");
 	/* a scenario beside a hog without its hog measured something else */
-	hog_status = json_integer_value(
-		json_object_get(json_object_get(*doc, "hog"), "exit_status"));
-	if (hog_status) {
+	hog = json_object_get(*doc, "hog");
+	if (json_is_true(json_object_get(hog, "failed"))) {
+		hog_status =
+			json_integer_value(json_object_get(hog, "exit_status"));
 		json_decref(*doc);
 		*doc = NULL;
+		if (!hog_status)
+			return mp_errf(err, MP_EXIT_FAILURE, 0,
+				       "the hog failed: stress-ng was killed");
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "the hog failed: stress-ng exited with status %d",
 			       (int)hog_status);
