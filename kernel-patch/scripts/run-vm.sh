@@ -25,7 +25,8 @@
 # Environment: VMTEST_TIMEOUT (seconds, each boot), VMTEST_FILTER (bats
 # --filter regex, no spaces), VMTEST_ACCEL (kvm|tcg, skips the probe),
 # VMTEST_MEM (default 1G), VMTEST_APPEND (more kernel parameters),
-# VMTEST_BOOTS (boot groups, default "v2 v1"; "repro" runs bats/vm-repro),
+# VMTEST_BOOTS (boot groups, default "v2 v2det v1 v2pure"; v2det boots
+# deterministic whatever VMTEST_MODE says; "repro" runs bats/vm-repro),
 # VMTEST_IMAGE (boot this bzImage instead of the harness's build; "make
 # vmtest VMTEST_IMAGE=..." then builds no kernel), VMTEST_MODE (tcg, the
 # default, or det: the deterministic icount mode), VMTEST_SMP,
@@ -88,6 +89,7 @@ elif [ -z "$accel" ]; then
 	fi
 fi
 VMTEST_ACCEL=$accel mp_qemu_setup || die "bad VMTEST_MODE, VMTEST_SMP or VMTEST_ICOUNT_SHIFT"
+accel_kind=$accel
 accel=$mp_qemu_desc
 if [ -z "${VMTEST_TIMEOUT:-}" ]; then
 	VMTEST_TIMEOUT=900
@@ -110,8 +112,15 @@ run_boot() {
 	local group=$1 console=$vdir/console-$flavour-$1.log
 	local tapraw=$vdir/tap-$flavour-$1.raw btap=$vdir/tap-$flavour-$1.txt
 	local secs t0 plan ran failed skipped splats timing boot_s s0 s1 suite_s line
-	local bfail=0 load0 load1
+	local bfail=0 load0 load1 accel=$accel
 
+	# the det boot group (tests that compare times side by side):
+	# deterministic, one seed, whatever VMTEST_MODE says for the others
+	if [ "$group" = v2det ]; then
+		VMTEST_MODE=det VMTEST_SEED=${VMTEST_SEED:-1} VMTEST_SMP= \
+			mp_qemu_setup || die "bad VMTEST_ICOUNT_SHIFT or VMTEST_SEED"
+		accel=$mp_qemu_desc
+	fi
 	msg "boot $group ($accel, timeout ${VMTEST_TIMEOUT}s), console in '$console'"
 	t0=$(date +%s)
 	# the host's 1-minute load at both ends: under TCG the guest's timings
@@ -124,6 +133,7 @@ run_boot() {
 	esac
 	boot "$VMTEST_TIMEOUT" "$console" "$tapraw" \
 		"$append mpctl.boot=$group$extra"
+	[ "$group" != v2det ] || VMTEST_ACCEL=$accel_kind mp_qemu_setup
 	secs=$(($(date +%s) - t0))
 	load1=$(cut -d' ' -f1 /proc/loadavg)
 
@@ -202,7 +212,7 @@ fail=0
 total=0
 rm -f "$tap" "$tap.body"
 : >"$tap.body"
-for group in ${VMTEST_BOOTS:-v2 v1 v2pure}; do
+for group in ${VMTEST_BOOTS:-v2 v2det v1 v2pure}; do
 	run_boot "$group" || fail=1
 done
 {

@@ -15,7 +15,9 @@
 #   mpctl.zram=0      no zram swap
 #   mpctl.timeout=S   per-test timeout (default 300)
 #   mpctl.boot=GROUP  which suites: v2 (default) those of /mpctl/bats/vm
-#                     without "-v1-" or "-v2pure-" in their name, v1 those
+#                     without "-v1-" or "-v2pure-" in their name (but not
+#                     their tests tagged "det"), v2det only those tests
+#                     (run-vm.sh boots it deterministic), v1 those
 #                     with "-v1-", v2pure those with "-v2pure-" (cgroup2
 #                     alone on /sys/fs/cgroup; run-vm.sh boots it with
 #                     cgroup_disable=mempressure), all
@@ -105,10 +107,19 @@ bats_args=(--tap --timing)
 # the memory controller stays on one hierarchy for the whole boot: kmem
 # charged on cgroup2 and freed after it moved to v1 underflows a counter
 suites=()
+# tests tagged "det" measure time side by side: they run in the v2det
+# boot, which run-vm.sh boots in the deterministic mode (guest time counts
+# instructions, whatever the host's load), and in no other group
 case $group in
-v2) for f in /mpctl/bats/vm/*.bats; do
+v2 | v2det)
+    for f in /mpctl/bats/vm/*.bats; do
 	case ${f##*/} in *-v1-* | *-v2pure-*) ;; *) suites+=("$f") ;; esac
-    done ;;
+    done
+    if [ "$group" = v2det ]; then
+	bats_args+=(--filter-tags det)
+    else
+	bats_args+=(--filter-tags '!det')
+    fi ;;
 v1) suites=(/mpctl/bats/vm/*-v1-*.bats) ;;
 v2pure) suites=(/mpctl/bats/vm/*-v2pure-*.bats) ;;
 all) suites=(/mpctl/bats/vm) ;;
