@@ -111,14 +111,15 @@ const char *const mp_vmstat_keys[] = {
 	"pgscan_direct", "pgscan_kswapd", "pgsteal_direct", "pgsteal_kswapd",
 	"workingset_refault_anon", "workingset_refault_file",
 	"pswpin", "pswpout", "pgmajfault", "oom_kill", "thp_fault_fallback",
-	NULL,
+	"pgfault", "thp_fault_alloc", NULL,
 };
 
 /* v2 names, then v1's hierarchical ones (total_*) */
 const char *const mp_cg_stat_keys[] = {
 	"pgscan", "pgsteal", "workingset_refault_anon",
 	"workingset_refault_file", "pgmajfault", "thp_fault_fallback",
-	"total_pgmajfault", "total_pgpgout", NULL,
+	"total_pgmajfault", "total_pgpgout", "pgfault", "thp_fault_alloc",
+	NULL,
 };
 
 /* memory.events (v2), memory.oom_control (v1) */

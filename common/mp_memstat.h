@@ -72,7 +72,8 @@ struct mp_counters {
 /*
  * The keys read, each list ending with NULL: /proc/vmstat's pgscan and
  * pgsteal (direct, kswapd), workingset_refault_{anon,file}, pswpin,
- * pswpout, pgmajfault, oom_kill, thp_fault_fallback; a cgroup's
+ * pswpout, pgmajfault, oom_kill, thp_fault_fallback, pgfault,
+ * thp_fault_alloc (the cost of getting memory: faults, huge pages); a cgroup's
  * memory.stat (v2 names, and v1's total_* ones); its memory.events (v2)
  * or memory.oom_control (v1).
  */
