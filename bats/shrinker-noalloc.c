@@ -6,6 +6,8 @@
  * and free while it adds, removes, polls, reads and offers, takes and
  * checks a chunk, ROUNDS times each from THREADS threads at once.
  *
+ * "shrinker-noalloc offer" checks the markers of an offered chunk instead.
+ *
  * Output: "allocations N" (N the calls counted during the request path)
  * and "calls M" (the request-path calls made). Exit 0 when N is 0, 1
  * when it is not or a call failed.
@@ -14,6 +16,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -98,13 +101,37 @@ static void *request_path(void *arg)
 	return NULL;
 }
 
-int main(void)
+/*
+ * "offer": a chunk offered, then its second page dropped as reclaim would
+ * (MADV_DONTNEED): lost and take say so, and a chunk taken back is held
+ */
+static int offer(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 4 * page;
+	char *c = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	printf("offered %d\n", mpctl_chunk_offer(c, size));
+	printf("lost %d\n", mpctl_chunk_lost(c, size));
+	printf("take %d\n", mpctl_chunk_take(c, size));
+	mpctl_chunk_offer(c, size);
+	madvise(c + page, page, MADV_DONTNEED);
+	printf("dropped: lost %d\n", mpctl_chunk_lost(c, size));
+	printf("dropped: take %d\n", mpctl_chunk_take(c, size));
+	printf("taken: lost %d\n", mpctl_chunk_lost(c, size));
+	printf("unaligned %d\n", mpctl_chunk_offer(c + 1, size));
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	struct mpctl_shrinker_err err;
 	struct mpctl_shrinker *sh;
 	pthread_t t[THREADS];
 	int i;
 
+	if (argc > 1 && !strcmp(argv[1], "offer"))
+		return offer();
 	if (mpctl_shrinker_from_env(&sh, &err)) {
 		fprintf(stderr, "shrinker-noalloc: %s\n", err.msg);
 		return 1;

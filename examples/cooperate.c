@@ -3,11 +3,11 @@
  * cooperate: a cache that gives memory back when asked, on
  * libmpctl-shrinker (mpctl_shrinker(3)).
  *
- *   cooperate [-n CHUNKS] [-c BYTES] [-d SECONDS] [-g CGROUP] [-o]
+ *   cooperate [-n CHUNKS] [-c BYTES] [-d SECONDS] [-r REQUESTS] [-g CGROUP] [-o]
  *
  * It fills a cache of CHUNKS chunks (default 64 of 1 MiB), accounts them
  * to the shrinker and waits in an event loop (poll(2) on the shrinker's fd
- * and a signalfd) until SIGINT, SIGTERM or SECONDS. Each request frees the
+ * and a signalfd) until SIGINT, SIGTERM, SECONDS or REQUESTS requests. Each request frees the
  * oldest chunks asked for. The shrinker is the one mpctl register hands
  * down (MPCTL_SHRINKER_*), else the kernel's in CGROUP (-g) or in its own
  * cgroup. With -o the chunks are also offered: reclaim may take them
@@ -89,6 +89,7 @@ static uint64_t shrink(struct cache *c, uint64_t n)
 int main(int argc, char **argv)
 {
 	uint64_t chunks = 64, secs = 0, asked, freed, total = 0, requests = 0;
+	uint64_t max_requests = 0;
 	struct cache cache = { .size = 1 << 20 };
 	struct mpctl_shrinker_err err;
 	struct mpctl_shrinker *sh;
@@ -99,7 +100,7 @@ int main(int argc, char **argv)
 	uint64_t i, lost = 0;
 	sigset_t mask;
 
-	while ((opt = getopt(argc, argv, "n:c:d:g:o")) != -1) {
+	while ((opt = getopt(argc, argv, "n:c:d:r:g:o")) != -1) {
 		switch (opt) {
 		case 'n':
 			chunks = arg_num(optarg, 1);
@@ -112,6 +113,9 @@ int main(int argc, char **argv)
 			break;
 		case 'd':
 			secs = arg_num(optarg, 1);
+			break;
+		case 'r':
+			max_requests = arg_num(optarg, 1);
 			break;
 		case 'g':
 			cgroup = optarg;
@@ -189,6 +193,8 @@ int main(int argc, char **argv)
 		total += freed;
 		printf("asked %" PRIu64 " freed %" PRIu64 "\n", asked, freed);
 		fflush(stdout);
+		if (requests == max_requests)
+			break;
 	}
 	for (i = cache.first; offer && i < cache.n; i++)
 		lost += mpctl_chunk_lost(cache.chunk[i], cache.size) == 1;

@@ -268,7 +268,8 @@ static int own_cgroup(char *dir, size_t len, struct mpctl_shrinker_err *err)
 	if (strcmp(root, "/") && !strncmp(path, root, rl) &&
 	    (path[rl] == '/' || !path[rl]))
 		path += rl;
-	if ((size_t)snprintf(dir, len, "%s%s", mnt, path) >= len)
+	if ((size_t)snprintf(dir, len, "%s%s", mnt,
+			     strcmp(path, "/") ? path : "") >= len)
 		return fail(err, ENAMETOOLONG, "cgroup path too long");
 	return 0;
 }
