@@ -9,7 +9,8 @@
 #                     VM suites on the patched 6.1 and 6.12, the comparison
 #   make check-host   the host tests only
 #   make check-vm     the VM suites and the comparison only
-#   make install      PREFIX=/usr/local DESTDIR=; make uninstall
+#   make install      PREFIX=/usr/local DESTDIR=; make uninstall (with
+#                     libmpctl-shrinker.a, its header and man page)
 #   WERROR=1          warnings are errors (make check sets it)
 #   make deps         install the Debian packages the build and tests need
 #                     (make deps-host: the host tests'; make deps-run: the
@@ -32,6 +33,8 @@ VERSION := $(shell cat VERSION)
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
 COMPDIR ?= $(PREFIX)/share/bash-completion/completions
 DOCDIR ?= $(PREFIX)/share/doc/mpctl
 # systemd looks in /usr/local/lib/systemd/system too
@@ -68,7 +71,7 @@ WERROR_FLAGS = $(if $(filter 1,$(WERROR)),-Werror)
 FRAME_FLAGS = $(if $(SANFLAGS),,-Wframe-larger-than=16384)
 MP_CFLAGS = $(WERROR_FLAGS) $(FRAME_FLAGS) -std=gnu11 -Wall -Wextra -Wno-missing-field-initializers \
 	  -Wshadow -Wformat=2 -Wno-format-truncation -D_GNU_SOURCE -DMPCTL_VERSION='"$(VERSION)"' \
-	  -Icommon -Icmd -Istress $(JANSSON_CFLAGS) $(SANFLAGS)
+	  -Ilib -Icommon -Icmd -Istress $(JANSSON_CFLAGS) $(SANFLAGS)
 MP_LDFLAGS = $(SANFLAGS)
 MP_LDLIBS = $(JANSSON_LIBS) -lz -lpthread -lm
 ALL_CFLAGS = $(CPPFLAGS) $(MP_CFLAGS) $(CFLAGS)
@@ -82,16 +85,34 @@ ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 # stress/ holds the engine linked into mpctl and standalone programs with
 # their own main() (listed in STANDALONE)
 STANDALONE := stress/mempressure_test.c
+# lib/ is the vendorable shrinker client (libc only), below common/
+LIB_OBJS := $(O)/obj/lib/mpctl-shrinker.o
+SHRLIB := $(O)/libmpctl-shrinker.a
 SRCS := $(wildcard cmd/*.c common/*.c) \
 	$(filter-out $(STANDALONE),$(wildcard stress/*.c))
-OBJS := $(SRCS:%.c=$(O)/obj/%.o)
-COMMON_OBJS := $(filter $(O)/obj/common/%,$(OBJS))
+OBJS := $(SRCS:%.c=$(O)/obj/%.o) $(LIB_OBJS)
+COMMON_OBJS := $(filter $(O)/obj/common/%,$(OBJS)) $(LIB_OBJS)
 PROGS := $(patsubst stress/%.c,$(O)/%,$(wildcard $(STANDALONE)))
-STATIC_PROGS := $(patsubst $(O)/%,$(O)/static/%,$(PROGS))
-MANPAGES := $(wildcard man/*.1 man/*.7)
+# programs on the library alone: the example, the allocation check
+EXAMPLES := $(O)/cooperate
+STATIC_PROGS := $(patsubst $(O)/%,$(O)/static/%,$(PROGS) $(EXAMPLES))
+MANPAGES := $(wildcard man/*.1 man/*.3 man/*.7)
 
 all: $(O)/mpctl $(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS) $(O)/notify-recv \
-	$(O)/rank-check
+	$(O)/rank-check $(SHRLIB) $(EXAMPLES) $(O)/shrinker-noalloc
+
+$(SHRLIB): $(LIB_OBJS)
+	$(quiet) AR $@
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(EXAMPLES): $(O)/%: $(O)/obj/examples/%.o $(SHRLIB)
+	$(quiet) LD $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# the library's request path under a counting malloc (bats/shrinker-lib.bats)
+$(O)/shrinker-noalloc: $(O)/obj/bats/shrinker-noalloc.o $(SHRLIB)
+	$(quiet) LD $@
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # -MMD -MP: each object's header dependencies, written by the compiler
 # beside it (.d) and included below; touching a header rebuilds the
@@ -126,20 +147,30 @@ $(O)/static/mpctl: $(OBJS)
 	$(quiet) LD $@
 	$(Q)$(CC) -static $(ALL_LDFLAGS) -o $@ $(OBJS) $(ALL_LDLIBS)
 
-$(STATIC_PROGS): $(O)/static/%: $(O)/obj/stress/%.o $(O)/obj/stress/engine.o $(COMMON_OBJS)
+$(filter-out $(O)/static/cooperate,$(STATIC_PROGS)): $(O)/static/%: $(O)/obj/stress/%.o $(O)/obj/stress/engine.o $(COMMON_OBJS)
 	@mkdir -p $(dir $@)
 	$(quiet) LD $@
 	$(Q)$(CC) -static $(ALL_LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
+$(O)/static/cooperate: $(O)/obj/examples/cooperate.o $(SHRLIB)
+	@mkdir -p $(dir $@)
+	$(quiet) LD $@
+	$(Q)$(CC) -static $(ALL_LDFLAGS) -o $@ $^ $(LDLIBS)
+
 install: all $(O)/mpctl-listen.service $(O)/mpctl-listen@.service
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(COMPDIR)
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(COMPDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
+	install -m 0644 $(SHRLIB) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 lib/mpctl-shrinker.h $(DESTDIR)$(INCLUDEDIR)/
 	install -m 0755 $(O)/mpctl $(DESTDIR)$(BINDIR)/mpctl
 	for c in $(COMMANDS); do \
 		ln -sf mpctl $(DESTDIR)$(BINDIR)/mpctl-$$c; \
 	done
 	for m in $(filter %.1,$(MANPAGES)); do \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man1/; done
+	for m in $(filter %.3,$(MANPAGES)); do \
+		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man3/; done
 	for m in $(filter %.7,$(MANPAGES)); do \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man7/; done
 	install -m 0644 completion/mpctl.bash $(DESTDIR)$(COMPDIR)/mpctl
@@ -163,7 +194,9 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/mpctl $(addprefix $(DESTDIR)$(BINDIR)/mpctl-,$(COMMANDS))
 	rm -f $(DESTDIR)$(BINDIR)/mempressure_test
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MANPAGES))))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(filter %.3,$(MANPAGES))))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(filter %.7,$(MANPAGES))))
+	rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(SHRLIB)) $(DESTDIR)$(INCLUDEDIR)/mpctl-shrinker.h
 	rm -f $(DESTDIR)$(COMPDIR)/mpctl $(addprefix $(DESTDIR)$(COMPDIR)/mpctl-,$(COMMANDS))
 	rm -f $(DESTDIR)$(DOCDIR)/examples/mpctl-listen.service
 	rm -f $(DESTDIR)$(UNITDIR)/mpctl-listen@.service
@@ -188,7 +221,7 @@ manlint:
 # patches (kernel-patch/*/), which follow the kernel tree they apply to.
 # .clang-format says how; CLANG_FORMAT=clang-format-14 picks a binary
 CLANG_FORMAT ?= clang-format
-FORMAT_SRCS := $(wildcard cmd/*.[ch] common/*.[ch] stress/*.[ch] \
+FORMAT_SRCS := $(wildcard lib/*.[ch] examples/*.c cmd/*.[ch] common/*.[ch] stress/*.[ch] \
 	bats/*.[ch] bats/fuzz/*.[ch] bats/vm/*.[ch] bench/*.[ch] \
 	kernel-patch/tests/*.[ch])
 
@@ -328,7 +361,8 @@ bench: all
 clean:
 	rm -rf $(O)/obj $(O)/static $(O)/static-obj $(O)/mpctl $(O)/asan \
 		$(addprefix $(O)/mpctl-,$(COMMANDS)) $(PROGS) $(O)/tap \
-		$(O)/notify-recv $(O)/rank-check
+		$(O)/notify-recv $(O)/rank-check $(SHRLIB) $(EXAMPLES) \
+		$(O)/shrinker-noalloc
 
 -include kernel-patch/kernel.mk
 
@@ -336,6 +370,7 @@ clean:
 # tree, where everything is built anyway)
 -include $(OBJS:.o=.d) $(PROGS:$(O)/%=$(O)/obj/stress/%.d) \
 	$(O)/obj/bats/fuzz/parse.d $(O)/obj/bats/notify-recv.d \
-	$(O)/obj/bats/rank-check.d
+	$(O)/obj/bats/rank-check.d $(EXAMPLES:$(O)/%=$(O)/obj/examples/%.d) \
+	$(O)/obj/bats/shrinker-noalloc.d
 
 .PHONY: FORCE asan deps-host deps-run test format check-format compare-kernels regression-demo compare-matrix compare-noise compare-stock compare-scenarios compare-v2pure run all static install uninstall deps manlint check check-host check-vm bench clean

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "mp_chunks.h"
+#include "mpctl-shrinker.h"
 
 /*
  * A list node: the chunk's own first bytes, or with lazyfree a node apart
@@ -17,9 +18,6 @@ struct mp_chunk {
 	struct mp_chunk *next;
 	char *mem; /* lazyfree: the chunk (else it is the node) */
 };
-
-/* a lazyfree chunk's first word; reclaim leaves zero in its place */
-#define LAZY_MARKER 0x6d70636c617a7921ULL /* "mpclazy!" */
 
 struct chunk_list {
 	pthread_mutex_t lock;
@@ -270,11 +268,9 @@ void *mp_chunk_alloc(struct mp_chunk_pool *p, int list)
 		c = malloc(sizeof(*c));
 		if (!c)
 			goto err_drop;
-		/* a marker in every page: reclaim may drop some of them */
-		for (off = p->page; off < p->size; off += p->page)
-			b[off] = (char)(off >> 12 | 1);
-		*(uint64_t *)b = LAZY_MARKER;
-		if (madvise(b, p->size, MADV_FREE)) {
+		/* a marker in every page (reclaim may drop some of them),
+		 * then MADV_FREE: the library's offer */
+		if (mpctl_chunk_offer(b, p->size)) {
 			free(c);
 			goto err_drop;
 		}
@@ -314,17 +310,7 @@ static char *chunk_mem(const struct mp_chunk_pool *p, struct mp_chunk *c)
  */
 static bool dropped(const struct mp_chunk_pool *p, const char *mem)
 {
-	const volatile char *m = mem;
-	uint64_t off;
-
-	if (!p->lazy)
-		return false;
-	if (!*(const volatile uint64_t *)mem)
-		return true;
-	for (off = p->page; off < p->size; off += p->page)
-		if (!m[off])
-			return true;
-	return false;
+	return p->lazy && mpctl_chunk_lost(mem, p->size) == 1;
 }
 
 /* The node of a chunk freed: a lazyfree node is apart, the others are gone */

@@ -15,8 +15,8 @@
  *
  * With lazyfree, a chunk is marked MADV_FREE once written: reclaim may
  * then drop its pages without swap, and the program need not answer.
- * Every page starts with a non-zero marker (the first page with a whole
- * word): reclaim drops a chunk a folio at a time, and a page it dropped
+ * Every page starts with a non-zero marker (mpctl_chunk_offer() and
+ * mpctl_chunk_lost() of lib/mpctl-shrinker.h): reclaim drops a chunk a folio at a time, and a page it dropped
  * reads back zero there (a read maps the zero page, it charges nothing);
  * a chunk with any page dropped is lost. The list links then live apart from the chunks (a
  * node each), as a link inside a dropped page would be lost. The marker

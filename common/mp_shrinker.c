@@ -22,32 +22,36 @@
 
 #include "mp_clock.h"
 #include "mp_emulator.h"
-#include "mp_parse.h"
 #include "mp_shrinker.h"
 #include "mp_spawn.h"
 #include "mp_target.h"
+#include "mpctl-shrinker.h"
 
 /*
- * cgroup v1: what the kernel adds to a shrinker's eventfd when the cgroup
- * is removed; no count of chunks reaches it (mempressure.rst).
+ * The wire protocol (registration, requests, accounting, the
+ * environment's fds) is the vendorable library's, lib/mpctl-shrinker.c:
+ * what this file adds is the target model, the emulator and its early
+ * warning, mempressure.events and handing the registration to children.
  */
-#define MP_SHRINKER_V1_GONE (1ULL << 63)
 
 /* clang-format off */
 struct mp_shrinker {
 	enum mp_shrinker_mode mode;
 	enum mp_backend backend;
 	uint64_t chunk;
-	int efd;		/* request eventfd (v1, emulated), else -1 */
-	int fd;			/* mempressure.shrinker, or the pipe's write end */
-	int epfd;		/* epoll around the request fds, POLLIN on a
-				 * request (v2: the file's POLLPRI) */
+	struct mpctl_shrinker *reg;	/* the registration, owns efd and fd
+					 * (a client's: owns nothing) */
+	struct mpctl_shrinker *w;	/* the request path: reg, or reg's fds
+					 * with the early warning beside */
+	int efd;		/* reg's request eventfd (v1, emulated), or -1 */
+	int fd;			/* reg's mempressure.shrinker, or the pipe */
+	int epfd;		/* epoll around w's fd and the files below,
+				 * or -1: w's fd alone */
 	int ewfd;		/* kernel mode: early-warning requests */
 	int evfd;		/* kernel mode: mempressure.events, or -1 */
 	uint64_t moved_base;	/* its "moved" count at registration */
 	uint64_t moved;		/* and at the last read */
 	bool client;
-	bool close_fds;
 	bool have_cg;
 	struct mp_cgroup cg;
 
@@ -88,22 +92,57 @@ static struct mp_shrinker *sh_new(void)
 	return sh;
 }
 
+/* the library's reason as ours, with our exit status */
+static int lib_err(struct mp_err *err, int status,
+		   const struct mpctl_shrinker_err *le)
+{
+	mp_errf(err, status < 0 ? mp_status_for_errno(le->errnum) : status, 0,
+		"%s", le->msg);
+	if (err)
+		err->errnum = le->errnum;
+	return -1;
+}
+
+static const enum mp_shrinker_mode modes[] = {
+	[MPCTL_SHRINKER_KERNEL_V1] = MP_SHRINKER_KERNEL_V1,
+	[MPCTL_SHRINKER_KERNEL_V2] = MP_SHRINKER_KERNEL_V2,
+	[MPCTL_SHRINKER_EMULATED] = MP_SHRINKER_EMULATED,
+};
+
+/* Take reg as the registration and the request path. */
+static void set_reg(struct mp_shrinker *sh, struct mpctl_shrinker *reg)
+{
+	sh->reg = sh->w = reg;
+	sh->mode = modes[mpctl_shrinker_backend(reg)];
+	mpctl_shrinker_fds(reg, &sh->efd, &sh->fd);
+}
+
+/*
+ * The epoll instance readers wait on, around the library's fd, for the
+ * files watched beside it (mempressure.events, the emulator's end)
+ */
+static int epoll_add(struct mp_shrinker *sh, int fd, uint32_t events,
+		     struct mp_err *err)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (sh->epfd < 0) {
+		sh->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (sh->epfd < 0 || epoll_ctl(sh->epfd, EPOLL_CTL_ADD,
+					      mpctl_shrinker_fd(sh->w), &ev))
+			return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
+	}
+	ev.events = events;
+	if (epoll_ctl(sh->epfd, EPOLL_CTL_ADD, fd, &ev))
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_ctl");
+	return 0;
+}
+
 static void close_fd(int *fd)
 {
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
-}
-
-/* v2: an epoll instance that is readable when the file has POLLPRI */
-static int v2_epoll(struct mp_shrinker *sh, struct mp_err *err)
-{
-	struct epoll_event ev = { .events = EPOLLPRI };
-
-	sh->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (sh->epfd < 0 || epoll_ctl(sh->epfd, EPOLL_CTL_ADD, sh->fd, &ev))
-		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
-	return 0;
 }
 
 /* mempressure.events' "moved" count, or 0 when it cannot be read */
@@ -130,7 +169,6 @@ static uint64_t read_moved(int fd)
  */
 static int open_events(struct mp_shrinker *sh, struct mp_err *err)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	char path[PATH_MAX + 32];
 
 	snprintf(path, sizeof(path), "%s/mempressure.events", sh->cg.dir);
@@ -139,86 +177,33 @@ static int open_events(struct mp_shrinker *sh, struct mp_err *err)
 		return 0;
 	/* the read also arms poll(): kernfs reports changes since it */
 	sh->moved_base = sh->moved = read_moved(sh->evfd);
-	if (sh->epfd < 0) {
-		/* v1: the kernel's eventfd and the file, behind one fd */
-		sh->epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (sh->epfd < 0 ||
-		    epoll_ctl(sh->epfd, EPOLL_CTL_ADD, sh->efd, &ev))
-			return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
-	}
-	ev.events = EPOLLPRI;
-	if (epoll_ctl(sh->epfd, EPOLL_CTL_ADD, sh->evfd, &ev))
-		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
-	return 0;
+	return epoll_add(sh, sh->evfd, EPOLLPRI, err);
 }
 
 static int open_kernel(struct mp_shrinker *sh, const struct mp_target *t,
 		       struct mp_err *err)
 {
-	char path[PATH_MAX + 32], cmd[96];
+	struct mpctl_shrinker_err le;
+	struct mpctl_shrinker *reg;
 	const struct mp_cgroup *cg;
-	const struct mp_hier *h;
-	int cfd, n, e;
 
 	if (mp_backend_probe(MP_BACKEND_MEMPRESSURE, err) ||
 	    mp_target_get(t, MP_ROLE_MEMPRESSURE, &cg, err))
 		return -1;
 	sh->cg = *cg;
-	h = cg->hier;
 	sh->have_cg = true;
 	sh->backend = MP_BACKEND_MEMPRESSURE;
-	snprintf(path, sizeof(path), "%s/mempressure.shrinker", sh->cg.dir);
-	sh->fd = open(path, O_RDWR | O_CLOEXEC |
-				    (h->version == MP_CG_V2 ? O_NONBLOCK : 0));
-	if (sh->fd < 0)
-		return mp_errf(err, errno == ENOENT ? MP_EXIT_UNAVAILABLE : -1,
-			       errno, "cannot open '%s'", path);
-	if (h->version == MP_CG_V2) {
-		sh->mode = MP_SHRINKER_KERNEL_V2;
-		n = snprintf(cmd, sizeof(cmd), "%" PRIu64, sh->chunk);
-		if (write(sh->fd, cmd, n) != n)
-			return mp_errf(err,
-				       errno == EINVAL ? MP_EXIT_USAGE : -1,
-				       errno,
-				       "cannot register chunk size %s on '%s'",
-				       cmd, path);
-		if (v2_epoll(sh, err))
-			return -1;
-		return open_events(sh, err);
-	}
-	sh->mode = MP_SHRINKER_KERNEL_V1;
-	sh->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (sh->efd < 0)
-		return mp_errf(err, MP_EXIT_FAILURE, errno, "eventfd");
-	snprintf(path, sizeof(path), "%s/cgroup.event_control", sh->cg.dir);
-	cfd = open(path, O_WRONLY | O_CLOEXEC);
-	if (cfd < 0)
-		return mp_errf(err, -1, errno, "cannot open '%s'", path);
-	/* the documented string, without the upstream test's trailing NUL */
-	n = snprintf(cmd, sizeof(cmd), "%d %d %" PRIu64, sh->efd, sh->fd,
-		     sh->chunk);
-	if (write(cfd, cmd, n) != n) {
-		e = errno;
-		close(cfd);
-		return mp_errf(err, e == EINVAL ? MP_EXIT_USAGE : -1, e,
-			       "cannot register shrinker '%s' on '%s'", cmd,
-			       path);
-	}
-	close(cfd);
+	if (mpctl_shrinker_register(sh->cg.dir, sh->chunk, &reg, &le))
+		return lib_err(err,
+			       le.errnum == ENOENT ? MP_EXIT_UNAVAILABLE :
+			       le.errnum == EINVAL ? MP_EXIT_USAGE :
+						     -1,
+			       &le);
+	set_reg(sh, reg);
 	return open_events(sh, err);
 }
 
 /* ---- emulation ---- */
-
-/* Add fd to the epoll instance readers wait on (POLLIN). */
-static int epoll_add(struct mp_shrinker *sh, int fd, struct mp_err *err)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-
-	if (epoll_ctl(sh->epfd, EPOLL_CTL_ADD, fd, &ev))
-		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_ctl");
-	return 0;
-}
 
 /*
  * The pressure source of an emulated shrinker, and the cgroup it is
@@ -293,20 +278,27 @@ static int open_emulated(struct mp_shrinker *sh,
 		.chunk_size = sh->chunk,
 		.pipe_r = -1,
 	};
-	int pfd[2];
+	struct mpctl_shrinker_err le;
+	struct mpctl_shrinker *reg;
+	int pfd[2] = { -1, -1 }, efd;
 
 	sh->mode = MP_SHRINKER_EMULATED;
 	if (mp_emulator_policy(&ecfg.policy, err) ||
 	    open_source(sh, cfg, t, ecfg.policy.level, &ecfg.src, err))
 		return -1;
-	sh->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	sh->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (sh->efd < 0 || sh->epfd < 0 || pipe2(pfd, O_CLOEXEC)) {
-		mp_source_close(ecfg.src);
-		return mp_errf(err, MP_EXIT_FAILURE, errno,
-			       "cannot set up the shrinker emulation");
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (efd < 0 || pipe2(pfd, O_CLOEXEC)) {
+		mp_errf(err, MP_EXIT_FAILURE, errno,
+			"cannot set up the shrinker emulation");
+		goto err_close;
 	}
-	sh->fd = pfd[1];
+	/* the owner speaks the v1 protocol to its own emulator */
+	if (mpctl_shrinker_from_fds(MPCTL_SHRINKER_EMULATED, efd, pfd[1], -1,
+				    sh->chunk, 1, &reg, &le)) {
+		lib_err(err, MP_EXIT_FAILURE, &le);
+		goto err_close;
+	}
+	set_reg(sh, reg);
 	ecfg.pipe_r = pfd[0];
 	fcntl(ecfg.pipe_r, F_SETFL, O_NONBLOCK);
 	ecfg.req_fd = sh->efd;
@@ -314,28 +306,39 @@ static int open_emulated(struct mp_shrinker *sh,
 	if (mp_emulator_start(&ecfg, "the shrinker emulation", &sh->emu, err))
 		return -1;
 	/* the owner waits on requests and on the source failing */
-	if (epoll_add(sh, sh->efd, err) ||
-	    epoll_add(sh, mp_emulator_gone_fd(sh->emu), err))
-		return -1;
-	return 0;
+	return epoll_add(sh, mp_emulator_gone_fd(sh->emu), EPOLLIN, err);
+err_close:
+	mp_source_close(ecfg.src);
+	if (efd >= 0)
+		close(efd);
+	if (pfd[0] >= 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+	}
+	return -1;
 }
 
-/* Add the early-warning eventfd to the epoll instance readers wait on. */
+/*
+ * The request path with the early-warning eventfd beside the registration:
+ * the library reads both, and takes the early warning's requests off the
+ * kernel's counter.
+ */
 static int attach_early_warning(struct mp_shrinker *sh, int ewfd,
 				struct mp_err *err)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
+	struct mpctl_shrinker_err le;
 
-	if (sh->epfd < 0) {
-		/* v1: the kernel's eventfd and ours, behind one fd */
-		sh->epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (sh->epfd < 0 ||
-		    epoll_ctl(sh->epfd, EPOLL_CTL_ADD, sh->efd, &ev))
-			return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
+	if (mpctl_shrinker_from_fds(mpctl_shrinker_backend(sh->reg), sh->efd,
+				    sh->fd, ewfd, sh->chunk, 0, &sh->w, &le)) {
+		sh->w = sh->reg;
+		return lib_err(err, MP_EXIT_FAILURE, &le);
 	}
-	if (epoll_ctl(sh->epfd, EPOLL_CTL_ADD, ewfd, &ev))
-		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll");
 	sh->ewfd = ewfd;
+	/* waited on beside the files already there (mempressure.events) */
+	if (sh->epfd >= 0 &&
+	    epoll_ctl(sh->epfd, EPOLL_CTL_ADD, mpctl_shrinker_fd(sh->w),
+		      &(struct epoll_event){ .events = EPOLLIN }))
+		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_ctl");
 	return 0;
 }
 
@@ -397,7 +400,6 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 	if (!sh)
 		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "shrinker");
 	sh->chunk = cfg->chunk_size;
-	sh->close_fds = true;
 	if (!t) {
 		own = mp_target_new(NULL);
 		if (!own) {
@@ -425,15 +427,17 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 
 int mp_shrinker_fd(const struct mp_shrinker *sh)
 {
-	return sh->epfd >= 0 ? sh->epfd : sh->efd;
+	return sh->epfd >= 0 ? sh->epfd : mpctl_shrinker_fd(sh->w);
 }
 
-static int kernel_read(struct mp_shrinker *sh, uint64_t *chunks,
-		       struct mp_err *err)
+int mp_shrinker_read(struct mp_shrinker *sh, uint64_t *chunks,
+		     struct mp_err *err)
 {
-	char buf[64];
-	ssize_t n;
+	const char *gone = sh->emu ? mp_emulator_gone(sh->emu) : NULL;
+	int ret;
 
+	if (gone)
+		return mp_errf(err, MP_EXIT_FAILURE, 0, "%s", gone);
 	if (sh->evfd >= 0) {
 		/* the count only grows; a read clears the file's POLLPRI */
 		uint64_t m = read_moved(sh->evfd);
@@ -441,64 +445,17 @@ static int kernel_read(struct mp_shrinker *sh, uint64_t *chunks,
 		if (m > sh->moved)
 			sh->moved = m;
 	}
-	if (sh->mode == MP_SHRINKER_KERNEL_V2) {
-		struct epoll_event ev;
-
-		/* consume the POLLPRI edge, then read the count */
-		epoll_wait(sh->epfd, &ev, 1, 0);
-		n = pread(sh->fd, buf, sizeof(buf) - 1, 0);
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR)
-				return 0;
-			return mp_errf(err, MP_EXIT_FAILURE, errno,
-				       "cannot read the shrinker request");
-		}
-		buf[n] = '\0';
-		*chunks = strtoull(buf, NULL, 10);
-		return *chunks ? 1 : 0;
-	}
-	n = read(sh->efd, chunks, sizeof(*chunks));
-	if (n == sizeof(*chunks) && sh->mode == MP_SHRINKER_KERNEL_V1 &&
-	    *chunks >= MP_SHRINKER_V1_GONE)
+	ret = mpctl_shrinker_read(sh->w, chunks);
+	if (ret >= 0)
+		return ret;
+	if (errno == ENODEV)
 		return sh->have_cg ?
 			       mp_errf(err, MP_EXIT_FAILURE, 0,
 				       "cgroup removed '%s'", sh->cg.path) :
 			       mp_errf(err, MP_EXIT_FAILURE, 0,
 				       "the shrinker's cgroup was removed");
-	if (n == sizeof(*chunks))
-		return *chunks ? 1 : 0;
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return 0;
-	return mp_errf(err, MP_EXIT_FAILURE, n < 0 ? errno : EIO,
-		       "cannot read the shrinker eventfd");
-}
-
-int mp_shrinker_read(struct mp_shrinker *sh, uint64_t *chunks,
-		     struct mp_err *err)
-{
-	const char *gone = sh->emu ? mp_emulator_gone(sh->emu) : NULL;
-	uint64_t k = 0, a = 0;
-	int ret;
-
-	if (gone)
-		return mp_errf(err, MP_EXIT_FAILURE, 0, "%s", gone);
-	ret = kernel_read(sh, &k, err);
-	if (ret < 0)
-		return -1;
-	if (!ret)
-		k = 0;
-	if (sh->ewfd >= 0 && read(sh->ewfd, &a, sizeof(a)) == sizeof(a) && a) {
-		/*
-		 * The early warning asked without the kernel: lower the
-		 * kernel's counter as a request of its own would have.
-		 */
-		if (mp_shrinker_add(sh, -(int64_t)a, err))
-			return -1;
-	} else {
-		a = 0;
-	}
-	*chunks = k + a;
-	return *chunks ? 1 : 0;
+	return mp_errf(err, MP_EXIT_FAILURE, errno,
+		       "cannot read the shrinker request");
 }
 
 int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
@@ -549,24 +506,8 @@ int mp_shrinker_wait(struct mp_shrinker *sh, uint64_t *chunks,
 
 int mp_shrinker_add(struct mp_shrinker *sh, int64_t chunks, struct mp_err *err)
 {
-	char buf[64];
-	ssize_t n;
-	int len;
-
-	if (!chunks)
-		return 0;
-	/* "+n"/"-n" (v2), "<efd> +n" (v1); lines for the emulator's pipe */
-	if (sh->mode == MP_SHRINKER_KERNEL_V2)
-		len = snprintf(buf, sizeof(buf), "%+" PRId64, chunks);
-	else
-		len = snprintf(buf, sizeof(buf), "%d %+" PRId64 "%s", sh->efd,
-			       chunks,
-			       sh->mode == MP_SHRINKER_EMULATED ? "\n" : "");
-	do
-		n = write(sh->fd, buf, len);
-	while (n < 0 && errno == EINTR);
-	if (n != len)
-		return mp_errf(err, MP_EXIT_FAILURE, n < 0 ? errno : EIO,
+	if (mpctl_shrinker_add(sh->w, chunks))
+		return mp_errf(err, MP_EXIT_FAILURE, errno,
 			       "cannot account %+" PRId64 " chunks", chunks);
 	return 0;
 }
@@ -618,11 +559,12 @@ void mp_shrinker_close(struct mp_shrinker *sh)
 	mp_emulator_stop(sh->emu);
 	close_fd(&sh->epfd);
 	close_fd(&sh->evfd);
-	if (sh->close_fds) {
+	if (sh->w != sh->reg)
+		mpctl_shrinker_close(sh->w);
+	/* a client's fds are the environment's: the library leaves them */
+	mpctl_shrinker_close(sh->reg);
+	if (!sh->client)
 		close_fd(&sh->ewfd);
-		close_fd(&sh->efd);
-		close_fd(&sh->fd);
-	}
 	free(sh);
 }
 
@@ -663,143 +605,33 @@ int mp_shrinker_pass(struct mp_shrinker *sh, struct mp_child *c,
 	return 0;
 }
 
-int mp_shrinker_client(int efd, int fd, uint64_t chunk_size, int abi,
-		       enum mp_backend backend, bool close_fds,
-		       struct mp_shrinker **out, struct mp_err *err)
-{
-	struct mp_shrinker *sh;
-
-	if ((abi != 1 && abi != 2) || fd < 0 || (abi == 1 && efd < 0) ||
-	    !chunk_size || fcntl(fd, F_GETFD) < 0 ||
-	    (abi == 1 && fcntl(efd, F_GETFD) < 0))
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"invalid shrinker registration (efd %d, fd %d, abi v%d)",
-			efd, fd, abi);
-	sh = sh_new();
-	if (!sh)
-		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "shrinker");
-	sh->client = true;
-	sh->close_fds = close_fds;
-	sh->chunk = chunk_size;
-	sh->backend = backend;
-	sh->fd = fd;
-	if (abi == 2) {
-		sh->mode = MP_SHRINKER_KERNEL_V2;
-		if (v2_epoll(sh, err)) {
-			mp_shrinker_close(sh);
-			return -1;
-		}
-	} else {
-		sh->efd = efd;
-		sh->mode = backend == MP_BACKEND_MEMPRESSURE ?
-				   MP_SHRINKER_KERNEL_V1 :
-				   MP_SHRINKER_EMULATED;
-		/* requests are never waited for by blocking in read() */
-		fcntl(efd, F_SETFL, fcntl(efd, F_GETFL) | O_NONBLOCK);
-	}
-	*out = sh;
-	return 0;
-}
-
-#define MP_CGROUP_SUPER_MAGIC  0x27e0eb
-#define MP_CGROUP2_SUPER_MAGIC 0x63677270
-
-/* An inherited fd is what its variable says, or refused: never read or
- * write, nor set O_NONBLOCK on, a terminal, a file or a shared stdin. */
-static bool fd_is_eventfd(int fd)
-{
-	char proc[64], link[64];
-	ssize_t n;
-
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	n = readlink(proc, link, sizeof(link) - 1);
-	if (n < 0)
-		return false;
-	link[n] = '\0';
-	return !strcmp(link, "anon_inode:[eventfd]");
-}
-
-static bool fd_is_shrinker(int fd, int abi, enum mp_backend b)
-{
-	struct statfs fs;
-	struct stat st;
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fstat(fd, &st))
-		return false;
-	if (b != MP_BACKEND_MEMPRESSURE) /* the emulator's pipe */
-		return S_ISFIFO(st.st_mode) && (fl & O_ACCMODE) != O_RDONLY;
-	if (fstatfs(fd, &fs) || !S_ISREG(st.st_mode))
-		return false;
-	return fs.f_type ==
-	       (abi == 2 ? MP_CGROUP2_SUPER_MAGIC : MP_CGROUP_SUPER_MAGIC);
-}
-
 int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 {
-	const char *e_efd = getenv("MPCTL_SHRINKER_EFD");
-	const char *e_fd = getenv("MPCTL_SHRINKER_FD");
-	const char *e_chunk = getenv("MPCTL_SHRINKER_CHUNK");
 	const char *e_backend = getenv("MPCTL_SHRINKER_BACKEND");
-	const char *e_abi = getenv("MPCTL_SHRINKER_ABI");
-	const char *e_ewfd = getenv("MPCTL_SHRINKER_AFD");
-	enum mp_backend b = MP_BACKEND_MEMCG;
-	long long efd = -1, fd, chunk, ewfd;
-	int abi;
+	struct mpctl_shrinker_err le;
+	struct mpctl_shrinker *reg;
+	struct mp_shrinker *sh;
 
-	if (!e_fd || !e_chunk || !e_abi)
-		return mp_errf(
-			err, MP_EXIT_UNAVAILABLE, 0,
-			"no shrinker registration in the environment (MPCTL_SHRINKER_FD, MPCTL_SHRINKER_CHUNK, MPCTL_SHRINKER_ABI)");
-	if (!strcmp(e_abi, "v1"))
-		abi = 1;
-	else if (!strcmp(e_abi, "v2"))
-		abi = 2;
-	else
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid MPCTL_SHRINKER_ABI '%s'", e_abi);
-	/* strict: no empty value (fd 0), no sign games, nothing truncated */
-	if (e_efd && mp_parse_long(e_efd, -1, INT_MAX, &efd))
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid MPCTL_SHRINKER_EFD '%s'", e_efd);
-	if (mp_parse_long(e_fd, 0, INT_MAX, &fd))
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid MPCTL_SHRINKER_FD '%s'", e_fd);
-	if (mp_parse_long(e_chunk, 1, INT64_MAX, &chunk))
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid MPCTL_SHRINKER_CHUNK '%s'", e_chunk);
-	if (e_backend && mp_backend_parse(e_backend, &b))
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid MPCTL_SHRINKER_BACKEND '%s'",
-			       e_backend);
-	if (abi == 2)
-		b = MP_BACKEND_MEMPRESSURE;
-	if (abi == 1 && (!e_efd || !fd_is_eventfd((int)efd)))
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid MPCTL_SHRINKER_EFD '%s': not an eventfd",
-			       e_efd ? e_efd : "");
-	if (!fd_is_shrinker((int)fd, abi, b))
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "invalid MPCTL_SHRINKER_FD '%s': not %s", e_fd,
-			       b != MP_BACKEND_MEMPRESSURE ?
-				       "the emulated shrinker's pipe" :
-			       abi == 2 ?
-				       "a cgroup2 mempressure.shrinker file" :
-				       "a cgroup v1 mempressure.shrinker file");
-	if (mp_shrinker_client((int)efd, (int)fd, (uint64_t)chunk, abi, b,
-			       false, out, err))
-		return -1;
-	/* the early warning beside a kernel shrinker, if handed down */
-	if (e_ewfd) {
-		if (mp_parse_long(e_ewfd, 0, INT_MAX, &ewfd) ||
-		    !fd_is_eventfd((int)ewfd) ||
-		    attach_early_warning(*out, (int)ewfd, err)) {
-			mp_shrinker_close(*out);
-			return mp_errf(err, MP_EXIT_USAGE, 0,
-				       "invalid MPCTL_SHRINKER_AFD '%s'",
-				       e_ewfd);
-		}
+	if (mpctl_shrinker_from_env(&reg, &le))
+		return lib_err(err,
+			       le.errnum == ENOENT ? MP_EXIT_UNAVAILABLE :
+			       le.errnum == EINVAL ? MP_EXIT_USAGE :
+						     MP_EXIT_FAILURE,
+			       &le);
+	sh = sh_new();
+	if (!sh) {
+		mpctl_shrinker_close(reg);
+		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "shrinker");
 	}
+	sh->client = true;
+	set_reg(sh, reg);
+	sh->chunk = mpctl_shrinker_chunk_size(reg);
+	/* the library checked the name; the emulated default is memcg */
+	sh->backend = MP_BACKEND_MEMCG;
+	if (sh->mode != MP_SHRINKER_EMULATED)
+		sh->backend = MP_BACKEND_MEMPRESSURE;
+	else if (e_backend)
+		mp_backend_parse(e_backend, &sh->backend);
+	*out = sh;
 	return 0;
 }

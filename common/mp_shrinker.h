@@ -179,15 +179,12 @@ int mp_shrinker_pass(struct mp_shrinker *sh, struct mp_child *c,
 		     struct mp_err *err);
 
 /*
- * A client from the inherited fds (the environment above): read, wait,
- * add and fd work as for the owner; close only closes the handle (the
- * fds are left open unless close_fds). Fails with 69 when the variables
- * are absent, 64 when they are malformed.
+ * A client from the inherited fds (the environment above, read and
+ * checked by the library, lib/mpctl-shrinker.h): read, wait, add and fd
+ * work as for the owner; close only closes the handle, the fds are left
+ * open. Fails with 69 when the variables are absent, 64 when they are
+ * malformed.
  */
 int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err);
-/* Same from explicit values; abi is 1 or 2, efd -1 for v2. */
-int mp_shrinker_client(int efd, int fd, uint64_t chunk_size, int abi,
-		       enum mp_backend backend, bool close_fds,
-		       struct mp_shrinker **out, struct mp_err *err);
 
 #endif

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # common/ is a stack: its include graph has no cycle, and nothing in it
-# includes from cmd/ or stress/ (the layers above it).
+# includes from cmd/ or stress/ (the layers above it). lib/ (the
+# vendorable shrinker client) is below it all: it includes its own header
+# and libc's, nothing else.
 #
 #   scripts/check-layers.sh    exit 0, or 1 with what breaks the rule
 #
@@ -16,11 +18,20 @@ rc=0
 
 # upward: what the compiler opens for each common/ file, transitively
 for f in common/*.c; do
-	deps=$($CC -MM -D_GNU_SOURCE -Icommon -Icmd -Istress \
+	deps=$($CC -MM -D_GNU_SOURCE -Ilib -Icommon -Icmd -Istress \
 		$(pkg-config --cflags jansson 2>/dev/null) "$f" |
 		tr ' \\' '\n\n' | grep -E '^(cmd|stress)/' || true)
 	if [ -n "$deps" ]; then
 		echo "$f includes from a higher layer: $deps" >&2
+		rc=1
+	fi
+done
+
+# lib/ stands alone: compiled with nothing but its own directory
+for f in lib/*.c; do
+	if ! deps=$($CC -MM -D_GNU_SOURCE "$f" 2>&1) ||
+		deps=$(echo "$deps" | tr ' \\' '\n\n' | grep -E '^(cmd|common|stress)/'); then
+		echo "$f does not stand alone: $deps" >&2
 		rc=1
 	fi
 done

@@ -34,7 +34,7 @@
  *     printed, and written with its trailing NUL ("%d %d %d\n" plus the
  *     terminator, ret + 1 bytes), as were the accounting writes. Here
  *     exactly "<eventfd> <fd of mempressure.shrinker> <chunk size>" is
- *     written (common/mp_shrinker.c).
+ *     written (lib/mpctl-shrinker.c).
  *  6. Chunks that could not be freed were never re-added, so the kernel's
  *     counter (already lowered by the request) drifted below what was
  *     held. Here every chunk not freed is re-added with "+N".
@@ -71,8 +71,14 @@
  * still held at the end, are printed as "lost N chunks" with the totals.
  *
  * The allocator and reclaim threads are those of mpctl stress's engine
- * (stress/engine.c), run in this process: the fixes above live there and
- * in common/.
+ * (stress/engine.c), run in this process: the fixes above live there, in
+ * common/ and in libmpctl-shrinker (lib/mpctl-shrinker.h, the library a
+ * cooperating program vendors): every registration, request, "+N"/"-N"
+ * and offered chunk of this test goes through the library's calls
+ * (common/mp_shrinker.c for the protocol, common/mp_chunks.c for the
+ * markers), and what the library does not cover, the emulator for a stock
+ * kernel and the usage early warning beside the kernel's shrinker, is
+ * mpctl's own.
  */
 #include <errno.h>
 #include <getopt.h>
