@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "mp_report.h"
+#include "mp_report_text.h"
 #include "mp_svg.h"
 
 #define W	960
@@ -67,34 +68,6 @@ struct timeline {
 	double *v[S_NR]; /* NAN where a sample lacks the series */
 	bool have[S_NR];
 };
-
-/* a number member, 0 when absent */
-static double member_num(const json_t *obj, const char *key)
-{
-	return json_number_value(json_object_get(obj, key));
-}
-
-static void xml_puts(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<':
-			fputs("&lt;", f);
-			break;
-		case '>':
-			fputs("&gt;", f);
-			break;
-		case '&':
-			fputs("&amp;", f);
-			break;
-		case '"':
-			fputs("&quot;", f);
-			break;
-		default:
-			fputc(*s, f);
-		}
-	}
-}
 
 static int sample_time(const json_t *s, double *t)
 {
@@ -259,7 +232,7 @@ static void frame(FILE *f, const struct plot *p, const char *label,
 		"<text x=\"%d\" y=\"%.1f\" font-size=\"11\" "
 		"text-anchor=\"end\" fill=\"#444\">",
 		LEFT - 4, p->y + p->h / 2 + 4);
-	xml_puts(f, label);
+	mp_xml_puts(f, label);
 	fputs("</text>\n", f);
 	step = nice_ceil(p->tmax / 10);
 	for (t = step; t < p->tmax; t += step)
@@ -315,18 +288,18 @@ static void panel(FILE *f, const json_t *sc, const json_t *run,
 	/* the run's own length: panels of runs cut short stay readable */
 	tmax = tl->n && tl->t[tl->n - 1] > 0 ? tl->t[tl->n - 1] : 1;
 	fprintf(f, "<g class=\"scenario\" id=\"scenario-");
-	xml_puts(f, name);
+	mp_xml_puts(f, name);
 	fprintf(f,
 		"\">\n<text x=\"%d\" y=\"%.1f\" font-size=\"15\" "
 		"font-weight=\"bold\">",
 		LEFT, top + 22);
-	xml_puts(f, name);
+	mp_xml_puts(f, name);
 	fputs("</text>\n", f);
 	fprintf(f,
 		"<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
 		"fill=\"#555\">",
 		LEFT, top + 40);
-	xml_puts(f, desc ? desc : "");
+	mp_xml_puts(f, desc ? desc : "");
 	fprintf(f, " (first run of %zu",
 		json_array_size(json_object_get(sc, "runs")));
 	if (!mp_json_path_num(run, "oom_kills", &kills) && kills > 0)
@@ -434,14 +407,14 @@ static void empty_panel(FILE *f, const json_t *sc, double top)
 		"<g class=\"scenario\">\n<text x=\"%d\" y=\"%.1f\" "
 		"font-size=\"15\" font-weight=\"bold\">",
 		LEFT, top + 22);
-	xml_puts(f, name);
+	mp_xml_puts(f, name);
 	fprintf(f,
 		"</text>\n<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
 		"fill=\"#555\">no timeline",
 		LEFT, top + 42);
 	if (why) {
 		fputs(": ", f);
-		xml_puts(f, why);
+		mp_xml_puts(f, why);
 	}
 	fputs("</text>\n</g>\n", f);
 }
@@ -484,7 +457,7 @@ int mp_svg_report(FILE *f, const json_t *report, struct mp_err *err)
 		"<text x=\"%d\" y=\"20\" font-size=\"13\" fill=\"#333\">"
 		"mpctl report, kernel ",
 		LEFT);
-	xml_puts(f, kernel ? kernel : "unknown");
+	mp_xml_puts(f, kernel ? kernel : "unknown");
 	fputs("</text>\n", f);
 	json_array_foreach(scs, i, sc) {
 		const json_t *run = first_timeline_run(sc);
@@ -510,6 +483,7 @@ int mp_html_report(FILE *f, const json_t *report, struct mp_err *err)
 {
 	json_t *scs = json_object_get(report, "scenarios"), *sc;
 	size_t i;
+	int ret;
 
 	if (mp_report_check(report, "report", err))
 		return -1;
@@ -520,27 +494,17 @@ int mp_html_report(FILE *f, const json_t *report, struct mp_err *err)
 	      "<h1>mpctl report</h1>\n",
 	      f);
 	json_array_foreach(scs, i, sc) {
-		json_t *ms = json_object_get(sc, "metrics"), *s;
-		const char *key;
+		struct mp_table *t = mp_report_scenario_table(sc);
 
 		fputs("<h2>", f);
-		xml_puts(f, json_string_value(json_object_get(sc, "name")));
-		fputs("</h2>\n<table><tr><th>metric</th><th>median</th>"
-		      "<th>min</th><th>max</th><th>spread %</th><th>n</th>"
-		      "</tr>\n",
-		      f);
-		json_object_foreach(ms, key, s) {
-			fputs("<tr><td>", f);
-			xml_puts(f, key);
-			fprintf(f,
-				"</td><td>%g</td><td>%g</td><td>%g</td>"
-				"<td>%g</td><td>%lld</td></tr>\n",
-				member_num(s, "median"), member_num(s, "min"),
-				member_num(s, "max"),
-				member_num(s, "spread_pct"),
-				(long long)member_num(s, "n"));
-		}
-		fputs("</table>\n", f);
+		mp_xml_puts(f, json_string_value(json_object_get(sc, "name")));
+		fputs("</h2>\n", f);
+		if (!t)
+			return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "table");
+		ret = mp_table_write(f, t, MP_TABLE_HTML, NULL, err);
+		mp_table_free(t);
+		if (ret)
+			return -1;
 	}
 	if (mp_svg_report(f, report, err))
 		return -1;
