@@ -879,6 +879,84 @@ strategy_fixture() {
 	[ "$(stat -c %s "$BATS_TEST_TMPDIR/r.png")" -gt 20000 ]
 }
 
+# svg_panels FILE: per scenario panel of the SVG, one line each of
+# "panel N", then "plot Y H" (a plot's frame), "legend Y H COLOUR" (a
+# legend's 10x10 swatch), "use COLOUR" (a colour something other than a
+# legend is drawn in), "usage-end Y" (the last point of the usage line,
+# drawn in #1f77b4), "tick-memory LABEL" (an axis label in MiB) and
+# "limit LABEL"; by the drawing's shapes and colours, not its classes
+svg_panels() {
+	awk '
+	/<g class="scenario"/ { print "panel " ++n }
+	function attr(name,   m) {
+		if (match($0, " " name "=\"[^\"]*\"")) return substr($0, RSTART + length(name) + 3, RLENGTH - length(name) - 4)
+		return ""
+	}
+	function text(   t) { t = $0; sub(/^.*">/, "", t); sub(/<.*/, "", t); return t }
+	/<rect/ && attr("fill") == "#fafafa" { print "plot", attr("y"), attr("height"); next }
+	/<rect/ && attr("width") == "10" && attr("height") == "10" { print "legend", attr("y"), attr("height"), attr("fill"); next }
+	/<(polyline|polygon|rect|line)/ {
+		if (attr("fill") ~ /^#/) print "use", attr("fill")
+		if (attr("stroke") ~ /^#/) print "use", attr("stroke")
+	}
+	/<polyline/ && attr("stroke") == "#1f77b4" { k = split(attr("points"), p, /[ ,]+/); while (k > 0 && p[k] == "") k--; print "usage-end", p[k] }
+	/<text/ && text() ~ /^[0-9.]+ MiB$/ { print "tick-memory", text() }
+	/<text/ && text() ~ /^limit / { print "limit", text() }
+	' "$1"
+}
+
+@test "report --svg: the limit with its value, round memory ticks, legends off the plots and only of colours drawn, no teardown slope" {
+	mpctl report --input "$FIX/report-base.json" --svg "$BATS_TEST_TMPDIR/r.svg"
+	assert_success
+	xmllint --noout "$BATS_TEST_TMPDIR/r.svg"
+	svg_panels "$BATS_TEST_TMPDIR/r.svg" > "$BATS_TEST_TMPDIR/p"
+	cat "$BATS_TEST_TMPDIR/p" >&2
+	# the four scenarios with a timeline (emulated has none)
+	[ "$(grep -c '^limit limit 128.0 MiB$' "$BATS_TEST_TMPDIR/p")" -eq 4 ]
+	awk '
+	$1 == "panel" { if (plots && ticks < 3) { print "panel " n ": " ticks " memory ticks"; bad = 1 }; n = $2; ticks = plots = 0 }
+	$1 == "tick-memory" { ticks++ }
+	$1 == "plot" { py[++np] = $2; ph[np] = $3; plots++ }
+	$1 == "legend" { ly[++nl] = $2; lh[nl] = $3 }
+	END {
+		if (plots && ticks < 3) { print "last panel: " ticks " memory ticks"; bad = 1 }
+		for (i = 1; i <= nl; i++) for (j = 1; j <= np; j++)
+			if (ly[i] < py[j] + ph[j] && ly[i] + lh[i] > py[j]) {
+				print "legend at " ly[i] " on the plot at " py[j]; bad = 1 }
+		exit bad
+	}' "$BATS_TEST_TMPDIR/p"
+	# every colour of a legend is drawn in its panel
+	awk '
+	$1 == "panel" { check(); delete used; delete leg; n = $2 }
+	$1 == "use" { used[$2] = 1 }
+	$1 == "legend" { leg[$4] = 1 }
+	function check(   c) { for (c in leg) if (!(c in used)) { print "panel " n ": " c " in the legend only"; bad = 1 } }
+	END { check(); exit bad }' "$BATS_TEST_TMPDIR/p"
+	# the usage line ends where the run ended, not at 0 after the teardown
+	awk '
+	$1 == "plot" && !m { m = 1; bottom = $2 + $3 }
+	$1 == "panel" { m = 0 }
+	$1 == "usage-end" && $2 > bottom - 5 { print "usage ends at " $2 ", the bottom is " bottom; bad = 1 }
+	END { exit bad }' "$BATS_TEST_TMPDIR/p"
+}
+
+@test "report --svg: every run drawn, a band from min to max around the median" {
+	# the third run of shrinker uses twice the memory of the others
+	jq '.scenarios |= [.[] | select(.name == "shrinker") |
+		.runs[2].timeline |= map(.usage_bytes *= 2)]' \
+		"$FIX/report-base.json" > "$BATS_TEST_TMPDIR/r.json"
+	mpctl report --input "$BATS_TEST_TMPDIR/r.json" --svg "$BATS_TEST_TMPDIR/r.svg"
+	assert_success
+	svg_panels "$BATS_TEST_TMPDIR/r.svg" > "$BATS_TEST_TMPDIR/p"
+	cat "$BATS_TEST_TMPDIR/p" >&2
+	max=$(jq '[.scenarios[0].runs[].timeline[].usage_bytes] | max / 1048576' "$BATS_TEST_TMPDIR/r.json")
+	top=$(awk '$1 == "tick-memory" { sub(/ MiB/, "", $0); v = $2 } END { print v }' "$BATS_TEST_TMPDIR/p")
+	echo "max $max MiB, axis top $top" >&2
+	awk -v m="$max" -v t="$top" 'BEGIN { exit !(t + 0 >= m + 0) }'
+	[ "$(grep -c 'class="band' "$BATS_TEST_TMPDIR/r.svg")" -ge 2 ]
+	grep -q '3 runs' "$BATS_TEST_TMPDIR/r.svg"
+}
+
 @test "report --html: a page with the tables and the picture" {
 	mpctl report --input "$FIX/report-base.json" --html "$BATS_TEST_TMPDIR/r.html"
 	assert_success
