@@ -853,6 +853,16 @@ strategy_fixture() {
 	diff -u "$md" <(printf '%s\n' "$output")
 }
 
+@test "report --compare --markdown: the harness README's comparison table is the tool's output" {
+	pool_r_base
+	mpctl report --compare --markdown - "$BATS_TEST_TMPDIR/base.json" \
+		"$FIX/report-vm612-R-dropped.json"
+	assert_failure 1
+	diff -u <(sed -n '/^<!-- mpctl report --compare --markdown: begin -->$/,/^<!-- mpctl report --compare --markdown: end -->$/p' \
+			"$ROOT/kernel-patch/README-harness.md" | sed '1d;$d') \
+		<(printf '%s\n' "$output" | grep -E '^\| (scenario|-+|kernel-shrinker) ')
+}
+
 @test "report --markdown: the report's tables as markdown" {
 	mpctl report --input "$FIX/report-base.json" --markdown "$BATS_TEST_TMPDIR/r.md"
 	assert_success

@@ -366,27 +366,30 @@ int mp_report_write_tables(FILE *f, const json_t *doc, enum mp_table_format fmt,
 }
 
 /* why a row was judged by a rule rather than by the test */
-static void write_rule(FILE *f, const json_t *row, const char *li)
+static bool write_rule(FILE *f, const json_t *row, const char *li)
 {
 	const char *rule = json_string_value(json_object_get(row, "rule"));
 	const char *sc = json_string_value(json_object_get(row, "scenario"));
 
 	if (!rule)
-		return;
+		return false;
 	if (!strcmp(rule, "oom"))
-		fprintf(f,
-			"%s%s: an OOM kill in NEW where no BASE run had one is "
-			"a regression, whatever the test says\n",
-			li, sc);
-	else if (!strcmp(rule, "none") &&
-		 !strcmp(json_string_value(json_object_get(row, "verdict")),
-			 "worse"))
-		fprintf(f,
-			"%s%s: %s not measured in NEW, which had no %s in any "
-			"run: BASE did what NEW no longer does\n",
-			li, sc,
-			json_string_value(json_object_get(row, "metric")),
-			json_string_value(json_object_get(row, "per")));
+		return fprintf(f,
+			       "%s%s: an OOM kill in NEW where no BASE run had one is "
+			       "a regression, whatever the test says\n",
+			       li, sc) > 0;
+	if (!strcmp(rule, "none") &&
+	    !strcmp(json_string_value(json_object_get(row, "verdict")),
+		    "worse"))
+		return fprintf(f,
+			       "%s%s: %s not measured in NEW, which had no %s in any "
+			       "run: BASE did what NEW no longer does\n",
+			       li, sc,
+			       json_string_value(
+				       json_object_get(row, "metric")),
+			       json_string_value(json_object_get(row, "per"))) >
+		       0;
+	return false;
 }
 
 /* beside a verdict, the reclaim counters that moved most: a note row */
@@ -474,6 +477,7 @@ int mp_compare_write(FILE *f, const json_t *cmp, enum mp_table_format fmt,
 {
 	bool md = fmt == MP_TABLE_MARKDOWN;
 	const char *li = md ? "- " : "";
+	bool list = false;
 	json_t *row, *ms;
 	size_t i;
 
@@ -489,20 +493,21 @@ int mp_compare_write(FILE *f, const json_t *cmp, enum mp_table_format fmt,
 		return -1;
 	ms = json_object_get(cmp, "missing_scenarios");
 	json_array_foreach(ms, i, row)
-		fprintf(f, "%sscenario '%s' ran in BASE, not in NEW\n", li,
-			json_string_value(row));
+		list |= fprintf(f, "%sscenario '%s' ran in BASE, not in NEW\n",
+				li, json_string_value(row)) > 0;
 	ms = json_object_get(cmp, "missing_metrics");
 	json_array_foreach(ms, i, row)
-		fprintf(f, "%smetric '%s' is in BASE, not in NEW\n", li,
-			json_string_value(row));
+		list |= fprintf(f, "%smetric '%s' is in BASE, not in NEW\n", li,
+				json_string_value(row)) > 0;
 	json_array_foreach(json_object_get(cmp, "rows"), i, row)
-		write_rule(f, row, li);
+		list |= write_rule(f, row, li);
+	/* markdown: the table ended with a blank line, a list needs one */
 	fprintf(f,
 		"%s(medians; p: one-sided rank-sum test, a verdict needs p <= "
 		"%g, a new median beyond the base's boot-to-boot interval, "
 		"and beyond its every run by the minimum effect; mde: the "
 		"smallest change this base could detect)\n",
-		md ? "\n" : "",
+		md && list ? "\n" : "",
 		json_number_value(json_object_get(cmp, "alpha")));
 	fprintf(f, "%s%lld regression(s), %lld improvement(s), %lld unsure\n",
 		md ? "\n" : "",
