@@ -22,6 +22,36 @@ png_size() {
 			$5 * 16777216 + $6 * 65536 + $7 * 256 + $8 }'
 }
 
+# columns_line_up L|R...: stdin is a table, its header line first; column N
+# is left-aligned (L: every row has a cell starting where its heading
+# starts) or right-aligned (R: ending where its heading ends)
+columns_line_up() {
+	awk -v spec="$*" '
+	NR == 1 {
+		n = split(spec, a, " "); rest = $0; off = 0
+		for (i = 1; i <= n; i++) {
+			match(rest, /[^ ]+/)
+			s[i] = off + RSTART; e[i] = off + RSTART + RLENGTH - 1
+			off = e[i]; rest = substr(rest, RSTART + RLENGTH)
+		}
+		next
+	}
+	{
+		for (i = 1; i <= n; i++) {
+			if (a[i] == "L") {
+				c = substr($0, s[i], 1)
+				p = s[i] > 1 ? substr($0, s[i] - 1, 1) : " "
+				ok = c != " " && c != "" && p == " "
+			} else {
+				c = substr($0, e[i], 1); x = substr($0, e[i] + 1, 1)
+				ok = c != " " && c != "" && (x == " " || x == "")
+			}
+			if (!ok) { printf "line %d, column %d: %s\n", NR, i, $0; bad = 1 }
+		}
+	}
+	END { exit bad }'
+}
+
 @test "report: --help names the options, --list the scenarios" {
 	mpctl report --help
 	assert_success
@@ -732,6 +762,115 @@ synth() {
 	assert_output --regexp 'reclaim_requests +[0-9]'
 }
 
+@test "report --input: the columns of every table line up, however long a metric's name" {
+	mpctl report --input "$FIX/report-vm612-R-base.json"
+	assert_success
+	# longer than the 18 columns the metric names once had
+	assert_output --partial "request_latency_p50_ns"
+	for sc in listen-latency shrinker hog kernel-shrinker; do
+		printf '%s\n' "$output" | sed -n "/^scenario $sc:/,/^\$/p" |
+			grep '^  ' | columns_line_up L R R R R
+	done
+	# the system's labels too
+	printf '%s\n' "$output" | sed -n '2,6p' | awk '
+		{ match($0, /^[a-z]+ +/); if (p && RLENGTH != p) exit 1; p = RLENGTH }'
+}
+
+@test "report --compare: the columns line up, however long a scenario's or a metric's name" {
+	pool_r_base
+	mpctl report --compare "$BATS_TEST_TMPDIR/base.json" \
+		"$FIX/report-vm612-R-dropped.json"
+	assert_failure 1
+	assert_output --regexp 'kernel-shrinker +request_latency_p50_ns '
+	printf '%s\n' "$output" | sed -n '/^scenario  *metric /,/^(medians/p' |
+		grep -v '^(medians\|^  *counters that moved most' |
+		columns_line_up L L L R R R R R R L
+}
+
+# strategies.json: report-base.json's shrinker scenario as strategy-psi,
+# and with "two", its hog scenario as strategy-madv-free beside it
+strategy_fixture() {
+	jq --arg two "${1:-}" '.scenarios |= ([.[] | select(.name == "shrinker") |
+		.name = "strategy-psi"] + if $two == "" then [] else
+		[.[] | select(.name == "hog") | .name = "strategy-madv-free"] end)' \
+		"$FIX/report-base.json" > "$BATS_TEST_TMPDIR/strategies.json"
+}
+
+@test "report: one strategy is the best of nothing: no star; of two, the better is starred" {
+	strategy_fixture
+	mpctl report --input "$BATS_TEST_TMPDIR/strategies.json"
+	assert_success
+	assert_line --regexp '^  psi +[0-9]'
+	run grep -c '\*' < <(printf '%s\n' "$output" | sed -n '/^strategies /,/^$/p' | grep '^  ')
+	assert_output 0
+	strategy_fixture two
+	mpctl report --input "$BATS_TEST_TMPDIR/strategies.json"
+	assert_success
+	assert_line --regexp '^  (psi|madv-free) .*\*'
+	printf '%s\n' "$output" | sed -n '/^strategies /,/^$/p' | grep '^  ' |
+		sed 's/psi some/psi_some/; s/psi full/psi_full/; s/usage avg/usage_avg/; s/alloc p99/alloc_p99/' |
+		columns_line_up L R R R R R R R R R
+}
+
+@test "report --html: numbers in the units the text gives them, not %g" {
+	mpctl report --input "$FIX/report-vm612-R-base.json" --html "$BATS_TEST_TMPDIR/r.html"
+	assert_success
+	run grep -c '<td[^>]*>[-0-9.]*e[-+][0-9]*</td>' "$BATS_TEST_TMPDIR/r.html"
+	assert_output 0
+	# the text's cells, as the text prints them
+	mpctl report --input "$FIX/report-vm612-R-base.json"
+	med=$(printf '%s\n' "$output" | sed -n '/^scenario shrinker:/,/^$/p' |
+		awk '$1 == "alloc_bytes_per_s" { print $2, $3 }')
+	[ -n "$med" ]
+	grep -q "<td>alloc_bytes_per_s</td><td[^>]*>$med</td>" "$BATS_TEST_TMPDIR/r.html" ||
+		grep -q "alloc_bytes_per_s</td><td[^>]*>$med<" "$BATS_TEST_TMPDIR/r.html"
+}
+
+@test "report --compare --markdown: the comparison as a markdown table, into a file or stdout" {
+	pool_r_base
+	mpctl report -q --compare --markdown "$BATS_TEST_TMPDIR/c.md" \
+		"$BATS_TEST_TMPDIR/base.json" "$FIX/report-vm612-R-dropped.json"
+	assert_failure 1
+	assert_output ""
+	md=$BATS_TEST_TMPDIR/c.md
+	grep -q '^| scenario  *| metric  *| better | *base | *new |' "$md"
+	grep -Eq '^\| -+ \| -+ \| -+ \| -+: \|' "$md"
+	# every line of the table as wide as the header
+	[ "$(grep '^|' "$md" | awk '{ print length($0) }' | sort -u | wc -l)" -eq 1 ]
+	# one line per row of the JSON, the header and its rule
+	mpctl report --compare --json "$BATS_TEST_TMPDIR/base.json" \
+		"$FIX/report-vm612-R-dropped.json"
+	rows=$(echo "$output" | jq '.rows | length')
+	counters=$(echo "$output" | jq '[.rows[] | select((.counters // []) | length > 0)] | length')
+	[ "$(grep -c '^|' "$md")" -eq $((rows + counters + 2)) ]
+	grep -q '^| kernel-shrinker  *| chunks_freed .* | WORSE  *|$' "$md"
+	grep -q '^- -9[0-9.]*% regression of kernel-shrinker.chunks_freed' "$md"
+	grep -q '^[0-9]* regression(s), 0 improvement(s), 0 unsure$' "$md"
+	# "-" is stdout, the text table then not printed
+	mpctl report --compare --markdown - "$BATS_TEST_TMPDIR/base.json" \
+		"$FIX/report-vm612-R-dropped.json"
+	assert_failure 1
+	diff -u "$md" <(printf '%s\n' "$output")
+}
+
+@test "report --compare --markdown: the harness README's comparison table is the tool's output" {
+	pool_r_base
+	mpctl report --compare --markdown - "$BATS_TEST_TMPDIR/base.json" \
+		"$FIX/report-vm612-R-dropped.json"
+	assert_failure 1
+	diff -u <(sed -n '/^<!-- mpctl report --compare --markdown: begin -->$/,/^<!-- mpctl report --compare --markdown: end -->$/p' \
+			"$ROOT/kernel-patch/README-harness.md" | sed '1d;$d') \
+		<(printf '%s\n' "$output" | grep -E '^\| (scenario|-+|kernel-shrinker) ')
+}
+
+@test "report --markdown: the report's tables as markdown" {
+	mpctl report --input "$FIX/report-base.json" --markdown "$BATS_TEST_TMPDIR/r.md"
+	assert_success
+	grep -q '^### scenario shrinker: ' "$BATS_TEST_TMPDIR/r.md"
+	grep -q '^| metric  *| *median | *min | *max | *spread | *n |$' "$BATS_TEST_TMPDIR/r.md"
+	grep -q '^| alloc_bytes_per_s  *| .*MiB/s |' "$BATS_TEST_TMPDIR/r.md"
+}
+
 @test "report --svg: the timelines render to a non-trivial PNG" {
 	command -v rsvg-convert >/dev/null || skip "no rsvg-convert"
 	mpctl report --input "$FIX/report-base.json" --svg "$BATS_TEST_TMPDIR/r.svg"
@@ -748,6 +887,84 @@ synth() {
 	[ "$h" -ge 400 ]
 	# lines, bars and text: far more than a blank page compresses to
 	[ "$(stat -c %s "$BATS_TEST_TMPDIR/r.png")" -gt 20000 ]
+}
+
+# svg_panels FILE: per scenario panel of the SVG, one line each of
+# "panel N", then "plot Y H" (a plot's frame), "legend Y H COLOUR" (a
+# legend's 10x10 swatch), "use COLOUR" (a colour something other than a
+# legend is drawn in), "usage-end Y" (the last point of the usage line,
+# drawn in #1f77b4), "tick-memory LABEL" (an axis label in MiB) and
+# "limit LABEL"; by the drawing's shapes and colours, not its classes
+svg_panels() {
+	awk '
+	/<g class="scenario"/ { print "panel " ++n }
+	function attr(name,   m) {
+		if (match($0, " " name "=\"[^\"]*\"")) return substr($0, RSTART + length(name) + 3, RLENGTH - length(name) - 4)
+		return ""
+	}
+	function text(   t) { t = $0; sub(/^.*">/, "", t); sub(/<.*/, "", t); return t }
+	/<rect/ && attr("fill") == "#fafafa" { print "plot", attr("y"), attr("height"); next }
+	/<rect/ && attr("width") == "10" && attr("height") == "10" { print "legend", attr("y"), attr("height"), attr("fill"); next }
+	/<(polyline|polygon|rect|line)/ {
+		if (attr("fill") ~ /^#/) print "use", attr("fill")
+		if (attr("stroke") ~ /^#/) print "use", attr("stroke")
+	}
+	/<polyline/ && attr("stroke") == "#1f77b4" { k = split(attr("points"), p, /[ ,]+/); while (k > 0 && p[k] == "") k--; print "usage-end", p[k] }
+	/<text/ && text() ~ /^[0-9.]+ MiB$/ { print "tick-memory", text() }
+	/<text/ && text() ~ /^limit / { print "limit", text() }
+	' "$1"
+}
+
+@test "report --svg: the limit with its value, round memory ticks, legends off the plots and only of colours drawn, no teardown slope" {
+	mpctl report --input "$FIX/report-base.json" --svg "$BATS_TEST_TMPDIR/r.svg"
+	assert_success
+	xmllint --noout "$BATS_TEST_TMPDIR/r.svg"
+	svg_panels "$BATS_TEST_TMPDIR/r.svg" > "$BATS_TEST_TMPDIR/p"
+	cat "$BATS_TEST_TMPDIR/p" >&2
+	# the four scenarios with a timeline (emulated has none)
+	[ "$(grep -c '^limit limit 128.0 MiB$' "$BATS_TEST_TMPDIR/p")" -eq 4 ]
+	awk '
+	$1 == "panel" { if (plots && ticks < 3) { print "panel " n ": " ticks " memory ticks"; bad = 1 }; n = $2; ticks = plots = 0 }
+	$1 == "tick-memory" { ticks++ }
+	$1 == "plot" { py[++np] = $2; ph[np] = $3; plots++ }
+	$1 == "legend" { ly[++nl] = $2; lh[nl] = $3 }
+	END {
+		if (plots && ticks < 3) { print "last panel: " ticks " memory ticks"; bad = 1 }
+		for (i = 1; i <= nl; i++) for (j = 1; j <= np; j++)
+			if (ly[i] < py[j] + ph[j] && ly[i] + lh[i] > py[j]) {
+				print "legend at " ly[i] " on the plot at " py[j]; bad = 1 }
+		exit bad
+	}' "$BATS_TEST_TMPDIR/p"
+	# every colour of a legend is drawn in its panel
+	awk '
+	$1 == "panel" { check(); delete used; delete leg; n = $2 }
+	$1 == "use" { used[$2] = 1 }
+	$1 == "legend" { leg[$4] = 1 }
+	function check(   c) { for (c in leg) if (!(c in used)) { print "panel " n ": " c " in the legend only"; bad = 1 } }
+	END { check(); exit bad }' "$BATS_TEST_TMPDIR/p"
+	# the usage line ends where the run ended, not at 0 after the teardown
+	awk '
+	$1 == "plot" && !m { m = 1; bottom = $2 + $3 }
+	$1 == "panel" { m = 0 }
+	$1 == "usage-end" && $2 > bottom - 5 { print "usage ends at " $2 ", the bottom is " bottom; bad = 1 }
+	END { exit bad }' "$BATS_TEST_TMPDIR/p"
+}
+
+@test "report --svg: every run drawn, a band from min to max around the median" {
+	# the third run of shrinker uses twice the memory of the others
+	jq '.scenarios |= [.[] | select(.name == "shrinker") |
+		.runs[2].timeline |= map(.usage_bytes *= 2)]' \
+		"$FIX/report-base.json" > "$BATS_TEST_TMPDIR/r.json"
+	mpctl report --input "$BATS_TEST_TMPDIR/r.json" --svg "$BATS_TEST_TMPDIR/r.svg"
+	assert_success
+	svg_panels "$BATS_TEST_TMPDIR/r.svg" > "$BATS_TEST_TMPDIR/p"
+	cat "$BATS_TEST_TMPDIR/p" >&2
+	max=$(jq '[.scenarios[0].runs[].timeline[].usage_bytes] | max / 1048576' "$BATS_TEST_TMPDIR/r.json")
+	top=$(awk '$1 == "tick-memory" { sub(/ MiB/, "", $0); v = $2 } END { print v }' "$BATS_TEST_TMPDIR/p")
+	echo "max $max MiB, axis top $top" >&2
+	awk -v m="$max" -v t="$top" 'BEGIN { exit !(t + 0 >= m + 0) }'
+	[ "$(grep -c 'class="band' "$BATS_TEST_TMPDIR/r.svg")" -ge 2 ]
+	grep -q '3 runs' "$BATS_TEST_TMPDIR/r.svg"
 }
 
 @test "report --html: a page with the tables and the picture" {

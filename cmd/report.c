@@ -20,6 +20,7 @@
 #include "mp_output.h"
 #include "mp_parse.h"
 #include "mp_report.h"
+#include "mp_report_text.h"
 #include "mp_svg.h"
 #include "suite.h"
 
@@ -32,7 +33,8 @@ struct report_opts {
 	const char *input;
 	const char *svg;
 	const char *html;
-	const char *kcidb; /* --kcidb FILE */
+	const char *markdown; /* --markdown FILE */
+	const char *kcidb;    /* --kcidb FILE */
 	struct mp_kcidb_opts kcidb_opts;
 	struct report_suite_cfg suite;
 	bool compare;
@@ -63,6 +65,7 @@ enum {
 	OPT_NOISE,
 	OPT_KCIDB,
 	OPT_KCIDB_SET,
+	OPT_MARKDOWN,
 };
 
 /* clang-format off */
@@ -108,6 +111,9 @@ static const struct argp_option options[] = {
 	{ "svg", OPT_SVG, "FILE", 0, "draw the timelines as SVG to FILE", 0 },
 	{ "html", OPT_HTML, "FILE", 0,
 	  "write an HTML page with the tables and the SVG to FILE", 0 },
+	{ "markdown", OPT_MARKDOWN, "FILE", 0,
+	  "write the tables (with --compare: the comparison) as markdown to "
+	  "FILE ('-': stdout, instead of the text)", 0 },
 	{ "input", 'i', "FILE", 0,
 	  "use a recorded report instead of running the suite", 0 },
 	{ "kcidb", OPT_KCIDB, "FILE", 0,
@@ -206,6 +212,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_HTML:
 		o->html = cmd_arg_str(state, key, arg);
 		break;
+	case OPT_MARKDOWN:
+		o->markdown = cmd_arg_str(state, key, arg);
+		break;
 	case 'i':
 		o->input = cmd_arg_str(state, key, arg);
 		break;
@@ -237,6 +246,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (o->compare && o->nr_args != 2)
 			cmd_argerr(state, "--compare needs BASE.json and "
 					  "NEW.json");
+		if (o->markdown && !strcmp(o->markdown, "-") && o->json &&
+		    (o->compare || !o->output))
+			cmd_argerr(state, "--markdown - and --json both write "
+					  "to stdout");
 		if (o->compare && (o->svg || o->html || o->input || o->output ||
 				   cfg->nr_scenarios))
 			cmd_argerr(state, "--compare takes no --svg, --html, "
@@ -278,365 +291,19 @@ static const struct argp report_argp = {
 
 /* ---- printing ---------------------------------------------------------- */
 
-/* a string member for printing: "?" when absent */
-static const char *str(const json_t *obj, const char *path)
+/* --markdown -: the markdown takes stdout's place of the text */
+static bool markdown_stdout(const struct report_opts *o)
 {
-	const char *s = json_string_value(mp_json_path(obj, path));
-
-	return s ? s : "?";
+	return o->markdown && !strcmp(o->markdown, "-");
 }
 
-static const char *fmt_value(const char *unit, double v, char *buf, int len)
+static int print_tables(const json_t *doc)
 {
-	/* beyond uint64_t a cast is undefined: the number as it is */
-	if (!unit || !isfinite(v) || fabs(v) >= 1.8e19) {
-		snprintf(buf, len, "%g", v);
-		return buf;
-	}
-	if (!strcmp(unit, "ns"))
-		return mp_fmt_duration(v < 0 ? 0 : (uint64_t)v, buf, len);
-	/* PSI totals: microseconds, read as times */
-	if (!strcmp(unit, "us"))
-		return fmt_value("ns", v * 1000, buf, len);
-	if (!strcmp(unit, "bytes"))
-		return mp_fmt_size(v < 0 ? 0 : (uint64_t)v, buf, len);
-	if (!strcmp(unit, "bytes/s")) {
-		mp_fmt_size(v < 0 ? 0 : (uint64_t)v, buf, len - 2);
-		strcat(buf, "/s");
-		return buf;
-	}
-	if (!strcmp(unit, "ratio"))
-		snprintf(buf, len, "%.3f", v);
-	else
-		snprintf(buf, len, "%g", v);
-	return buf;
-}
+	struct mp_err err;
 
-static const char *fmt_delta(const char *unit, double v, char *buf, int len)
-{
-	char tmp[32];
-
-	fmt_value(unit, fabs(v), tmp, sizeof(tmp));
-	snprintf(buf, len, "%s%s", v < 0 ? "-" : "+", tmp);
-	return buf;
-}
-
-static void print_system(const json_t *doc)
-{
-	json_t *sys = json_object_get(doc, "system"), *b, *opts, *v;
-	const char *err_s;
-	char s1[32], s2[32];
-	const char *key;
-	size_t i;
-
-	printf("mpctl %s report, %s\n", str(doc, "mpctl_version"),
-	       str(doc, "created"));
-	printf("%-10s %s (%s)\n", "kernel", str(sys, "kernel_release"),
-	       str(sys, "machine"));
-	opts = mp_json_path(sys, "kernel_config.options");
-	printf("%-10s", "config");
-	json_object_foreach(opts, key, v) {
-		const char *val = json_string_value(v), *name = key;
-
-		/* a recorded document may hold any key: no prefix assumed */
-		if (!strncmp(name, "CONFIG_", 7) && name[7])
-			name += 7;
-		printf(" %s=%s", name, val ? val : "?");
-	}
-	/* a config.gz cut short: what it did not list is unknown */
-	err_s = json_string_value(mp_json_path(sys, "kernel_config.error"));
-	printf("%s%s%s%s\n", json_object_size(opts) ? "" : " unknown",
-	       err_s ? " (incomplete: " : "", err_s ? err_s : "",
-	       err_s ? ")" : "");
-	printf("%-10s %s, swap %s, %lld cpus\n", "memory",
-	       mp_fmt_size(json_integer_value(
-				   json_object_get(sys, "mem_total_bytes")),
-			   s1, sizeof(s1)),
-	       mp_fmt_size(json_integer_value(
-				   json_object_get(sys, "swap_total_bytes")),
-			   s2, sizeof(s2)),
-	       (long long)json_integer_value(json_object_get(sys, "nr_cpus")));
-	printf("%-10s %s\n", "cgroups", str(sys, "cgroup_mode"));
-	printf("%-10s", "backends");
-	json_array_foreach(json_object_get(sys, "backends"), i, b)
-		printf(" %s%s", json_string_value(json_object_get(b, "name")),
-		       json_is_true(json_object_get(b, "present")) ?
-			       "" :
-			       " (absent)");
-	printf("\n");
-}
-
-static void print_scenario(const json_t *sc)
-{
-	json_t *ms = json_object_get(sc, "metrics");
-	char a[32], b[32], c[32];
-	size_t i;
-
-	printf("\nscenario %s: %s (%zu runs, %s)\n", str(sc, "name"),
-	       str(sc, "description"),
-	       json_array_size(json_object_get(sc, "runs")), str(sc, "status"));
-	if (json_object_get(sc, "reason"))
-		printf("  %s\n",
-		       json_string_value(json_object_get(sc, "reason")));
-	if (!json_object_size(ms))
-		return;
-	printf("  %-18s %12s %12s %12s %8s\n", "metric", "median", "min", "max",
-	       "spread");
-	for (i = 0; i < mp_nr_metrics; i++) {
-		const struct mp_metric *m = &mp_metrics[i];
-		json_t *s = json_object_get(ms, m->name), *sp;
-
-		if (!s)
-			continue;
-		sp = json_object_get(s, "spread_pct");
-		printf("  %-18s %12s %12s %12s", m->name,
-		       fmt_value(m->unit,
-				 json_number_value(json_object_get(s, "median")),
-				 a, sizeof(a)),
-		       fmt_value(m->unit,
-				 json_number_value(json_object_get(s, "min")),
-				 b, sizeof(b)),
-		       fmt_value(m->unit,
-				 json_number_value(json_object_get(s, "max")),
-				 c, sizeof(c)));
-		if (json_is_number(sp))
-			printf(" %7.1f%%\n", json_number_value(sp));
-		else
-			printf(" %8s\n", "-");
-	}
-}
-
-/* the strategy table's columns: metrics of the strategy-* scenarios */
-static const char *const strategy_cols[] = {
-	"oom_kills",	     "swap_growth_bytes", "cache_hit_ratio",
-	"cache_reads_per_s", "cache_misses",	  "usage_avg_bytes",
-	"pressure_some_us",  "pressure_full_us",  "alloc_latency_p99_ns",
-};
-static const char *const strategy_heads[] = {
-	"oom",	     "swap",	 "hit",	     "reads/s",	  "misses",
-	"usage avg", "psi some", "psi full", "alloc p99",
-};
-#define NR_STRATEGY_COLS (sizeof(strategy_cols) / sizeof(strategy_cols[0]))
-
-static bool strategy_median(const json_t *sc, size_t c, double *v)
-{
-	json_t *m = mp_json_path(json_object_get(sc, "metrics"),
-				 strategy_cols[c]);
-
-	if (!json_is_number(json_object_get(m, "median")))
-		return false;
-	*v = json_number_value(json_object_get(m, "median"));
-	return true;
-}
-
-/*
- * One table: the strategies against the metrics, medians of the runs, the
- * best of each column marked '*' (by the metric's direction); skipped
- * strategies with their reason.
- */
-static void print_strategies(const json_t *doc)
-{
-	json_t *scs = json_object_get(doc, "scenarios"), *sc;
-	double best[NR_STRATEGY_COLS], v;
-	bool have[NR_STRATEGY_COLS] = { false }, any = false;
-	char buf[32], cell[40];
-	size_t i, c;
-
-	json_array_foreach(scs, i, sc) {
-		if (strncmp(str(sc, "name"), "strategy-", 9))
-			continue;
-		any = true;
-		/* a run cut short by the OOM killer is not a best of anything */
-		if (strategy_median(sc, 0, &v) && v > 0)
-			continue;
-		for (c = 0; c < NR_STRATEGY_COLS; c++) {
-			const struct mp_metric *m =
-				mp_metric_find(strategy_cols[c]);
-
-			if (!strategy_median(sc, c, &v))
-				continue;
-			if (!have[c] ||
-			    (m->better == MP_BETTER_HIGHER ? v > best[c] :
-							     v < best[c]))
-				best[c] = v;
-			have[c] = true;
-		}
-	}
-	if (!any)
-		return;
-	printf("\nstrategies (medians; * best of the column, OOM-killed "
-	       "runs not ranked)\n  %-16s",
-	       "strategy");
-	for (c = 0; c < NR_STRATEGY_COLS; c++)
-		printf(" %11s", strategy_heads[c]);
-	printf("\n");
-	json_array_foreach(scs, i, sc) {
-		const char *name = str(sc, "name");
-
-		if (strncmp(name, "strategy-", 9))
-			continue;
-		printf("  %-16s", name + 9);
-		if (strcmp(str(sc, "status"), "ok")) {
-			printf(" %s: %s\n", str(sc, "status"),
-			       str(sc, "reason"));
-			continue;
-		}
-		for (c = 0; c < NR_STRATEGY_COLS; c++) {
-			const struct mp_metric *m =
-				mp_metric_find(strategy_cols[c]);
-
-			if (!strategy_median(sc, c, &v)) {
-				printf(" %11s", "-");
-				continue;
-			}
-			snprintf(cell, sizeof(cell), "%s%s",
-				 v == best[c] ? "*" : "",
-				 fmt_value(m->unit, v, buf, sizeof(buf)));
-			printf(" %11s", cell);
-		}
-		printf("\n");
-	}
-}
-
-static void print_tables(const json_t *doc)
-{
-	json_t *sc;
-	size_t i;
-
-	print_system(doc);
-	print_strategies(doc);
-	json_array_foreach(json_object_get(doc, "scenarios"), i, sc)
-		print_scenario(sc);
-}
-
-/* why a row was judged by a rule rather than by the test */
-static void print_rule(const json_t *row)
-{
-	const char *rule = json_string_value(json_object_get(row, "rule"));
-	const char *sc = json_string_value(json_object_get(row, "scenario"));
-
-	if (!rule)
-		return;
-	if (!strcmp(rule, "oom"))
-		printf("%s: an OOM kill in NEW where no BASE run had one is a "
-		       "regression, whatever the test says\n",
-		       sc);
-	else if (!strcmp(rule, "none") &&
-		 !strcmp(json_string_value(json_object_get(row, "verdict")),
-			 "worse"))
-		printf("%s: %s not measured in NEW, which had no %s in any "
-		       "run: BASE did what NEW no longer does\n",
-		       sc, json_string_value(json_object_get(row, "metric")),
-		       json_string_value(json_object_get(row, "per")));
-}
-
-/* beside a verdict, the reclaim counters that moved most */
-static void print_counters(const json_t *counters)
-{
-	const json_t *c;
-	size_t i;
-
-	if (!json_array_size(counters))
-		return;
-	printf("%15s counters that moved most:", "");
-	json_array_foreach(counters, i, c) {
-		json_t *pct = json_object_get(c, "delta_pct");
-
-		printf("%s %s %g -> %g", i ? "," : "",
-		       json_string_value(json_object_get(c, "metric")),
-		       json_number_value(json_object_get(c, "base")),
-		       json_number_value(json_object_get(c, "new")));
-		if (json_is_number(pct))
-			printf(" (%+.1f%%)", json_number_value(pct));
-	}
-	printf("\n");
-}
-
-static void print_compare(const json_t *cmp)
-{
-	json_t *row, *ms;
-	char a[32], b[32], c[32], d[32], p[16], e[16];
-	size_t i;
-
-	/* the regressions first, one line each, as LKP words them */
-	json_array_foreach(json_object_get(cmp, "headline"), i, row)
-		printf("%s\n", json_string_value(json_object_get(row, "text")));
-	if (json_array_size(json_object_get(cmp, "headline")))
-		printf("\n");
-	printf("base %s, new %s\n",
-	       json_string_value(json_object_get(cmp, "base_kernel")) ?: "?",
-	       json_string_value(json_object_get(cmp, "new_kernel")) ?: "?");
-	printf("%-15s %-18s %-6s %11s %11s %12s %8s %7s %7s  %s\n", "scenario",
-	       "metric", "better", "base", "new", "delta", "delta%", "p",
-	       "mde%", "verdict");
-	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
-		const char *unit =
-			json_string_value(json_object_get(row, "unit"));
-		const char *v =
-			json_string_value(json_object_get(row, "verdict"));
-		json_t *pct = json_object_get(row, "delta_pct");
-		json_t *pv = json_object_get(row, "p_value");
-		json_t *mde = json_object_get(row, "mde_pct");
-
-		if (json_is_number(pct))
-			snprintf(d, sizeof(d), "%+.1f%%",
-				 json_number_value(pct));
-		else
-			snprintf(d, sizeof(d), "-");
-		if (json_is_number(pv))
-			snprintf(p, sizeof(p), "%.3g", json_number_value(pv));
-		else
-			snprintf(p, sizeof(p), "-");
-		if (json_is_number(json_object_get(row, "new")))
-			fmt_value(unit,
-				  json_number_value(
-					  json_object_get(row, "new")),
-				  b, sizeof(b));
-		else
-			snprintf(b, sizeof(b), "-");
-		if (json_is_number(mde))
-			snprintf(e, sizeof(e), "%.1f%%",
-				 json_number_value(mde));
-		else
-			snprintf(e, sizeof(e), "-");
-		printf("%-15s %-18s %-6s %11s %11s %12s %8s %7s %7s  %s\n",
-		       json_string_value(json_object_get(row, "scenario")),
-		       json_string_value(json_object_get(row, "metric")),
-		       json_string_value(json_object_get(row, "better")),
-		       fmt_value(unit,
-				 json_number_value(json_object_get(row, "base")),
-				 a, sizeof(a)),
-		       b,
-		       json_is_number(json_object_get(row, "delta")) ?
-			       fmt_delta(unit,
-					 json_number_value(
-						 json_object_get(row, "delta")),
-					 c, sizeof(c)) :
-			       "-",
-		       d, p, e, !strcmp(v, "worse") ? "WORSE" : v);
-		print_counters(json_object_get(row, "counters"));
-	}
-	ms = json_object_get(cmp, "missing_scenarios");
-	json_array_foreach(ms, i, row)
-		printf("scenario '%s' ran in BASE, not in NEW\n",
-		       json_string_value(row));
-	ms = json_object_get(cmp, "missing_metrics");
-	json_array_foreach(ms, i, row)
-		printf("metric '%s' is in BASE, not in NEW\n",
-		       json_string_value(row));
-	json_array_foreach(json_object_get(cmp, "rows"), i, row)
-		print_rule(row);
-	printf("(medians; p: one-sided rank-sum test, a verdict needs p <= "
-	       "%g, a new median beyond the base's boot-to-boot interval, "
-	       "and beyond its every run by the minimum effect; mde: the "
-	       "smallest change this base could detect)\n",
-	       json_number_value(json_object_get(cmp, "alpha")));
-	printf("%lld regression(s), %lld improvement(s), %lld unsure\n",
-	       (long long)json_integer_value(
-		       json_object_get(cmp, "regressions")),
-	       (long long)json_integer_value(
-		       json_object_get(cmp, "improvements")),
-	       (long long)json_integer_value(json_object_get(cmp, "unsure")));
+	if (mp_report_write_tables(stdout, doc, MP_TABLE_TEXT, &err))
+		return cmd_fail(&err);
+	return 0;
 }
 
 /* ---- files ------------------------------------------------------------- */
@@ -901,9 +568,27 @@ static int do_compare(const struct report_opts *o)
 		.alpha = o->alpha > 0 ? o->alpha : MP_COMPARE_ALPHA,
 	};
 	json_t *base = NULL, *cur = NULL, *noise = NULL, *cmp = NULL;
+	struct report_file *md = NULL;
+	bool md_open = false;
 	struct mp_err err;
 	int ret;
 
+	/* --markdown: checked before anything is read */
+	if (o->markdown) {
+		md = calloc(1, sizeof(*md));
+		if (!md) {
+			mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "compare");
+			goto fail;
+		}
+		md->path = o->markdown;
+		md->fn = mp_compare_markdown;
+		ret = files_open(md, 1);
+		if (ret) {
+			free(md);
+			return ret;
+		}
+		md_open = true;
+	}
 	base = mp_json_load_file(o->args[0], &err);
 	if (!base)
 		goto fail;
@@ -932,13 +617,21 @@ static int do_compare(const struct report_opts *o)
 		goto fail;
 	if (o->json && !o->quiet)
 		mp_json_emit(stdout, cmp, o->pretty);
-	else if (!o->quiet)
-		print_compare(cmp);
-	ret = compare_kcidb(o, cur, cmp, compare_status(o, cmp));
+	else if (!o->quiet && !markdown_stdout(o) &&
+		 mp_compare_write(stdout, cmp, MP_TABLE_TEXT, &err))
+		goto fail;
+	ret = compare_status(o, cmp);
+	if (md && file_write(md, cmp, false))
+		ret = ret ? ret : MP_EXIT_FAILURE;
+	md_open = false;
+	ret = compare_kcidb(o, cur, cmp, ret);
 	goto out;
 fail:
 	ret = cmd_fail(&err);
 out:
+	if (md_open)
+		files_abort(md, 1);
+	free(md);
 	json_decref(cmp);
 	json_decref(noise);
 	json_decref(base);
@@ -946,13 +639,27 @@ out:
 	return ret;
 }
 
-static void list_scenarios(void)
+/* the scenarios and what each runs, as a table without a header */
+static int list_scenarios(void)
 {
+	static const struct mp_table_col cols[] = { { "scenario" },
+						    { "description" } };
+	struct mp_table *t = mp_table_new(cols, 2);
 	const char *name, *description;
+	struct mp_err err;
 	size_t i;
+	int ret;
 
+	if (!t) {
+		mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "--list");
+		return cmd_fail(&err);
+	}
+	mp_table_no_header(t);
 	for (i = 0; (name = report_suite_scenario(i, &description)); i++)
-		printf("%-15s %s\n", name, description);
+		mp_table_row(t, (const char *[]){ name, description });
+	ret = mp_table_write(stdout, t, MP_TABLE_TEXT, "", &err);
+	mp_table_free(t);
+	return ret ? cmd_fail(&err) : MP_EXIT_OK;
 }
 
 /* the suite's progress and messages, on stderr */
@@ -1000,10 +707,11 @@ static json_t *load_input(const char *path, struct mp_err *err)
  */
 static int report_run(struct report_opts *o)
 {
-	static int (*const fns[3])(FILE *, const json_t *, struct mp_err *) = {
+	static int (*const fns[4])(FILE *, const json_t *, struct mp_err *) = {
 		NULL,
 		mp_svg_report,
 		mp_html_report,
+		mp_report_markdown,
 	};
 	struct report_file *files;
 	struct mp_err err;
@@ -1011,7 +719,7 @@ static int report_run(struct report_opts *o)
 	json_t *doc;
 	int ret, sig, i;
 
-	files = calloc(4, sizeof(*files));
+	files = calloc(5, sizeof(*files));
 	if (!files) {
 		mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "report");
 		return cmd_fail(&err);
@@ -1019,10 +727,11 @@ static int report_run(struct report_opts *o)
 	files[0].path = o->output;
 	files[1].path = o->svg;
 	files[2].path = o->html;
-	files[3].path = o->kcidb;
-	for (i = 0; i < 3; i++)
+	files[3].path = o->markdown;
+	files[4].path = o->kcidb;
+	for (i = 0; i < 4; i++)
 		files[i].fn = fns[i];
-	ret = files_open(files, 4);
+	ret = files_open(files, 5);
 	if (ret)
 		goto out;
 	if (o->input)
@@ -1030,7 +739,7 @@ static int report_run(struct report_opts *o)
 	else
 		doc = report_suite_run(&o->suite, &failed, &err);
 	if (!doc) {
-		files_abort(files, 4);
+		files_abort(files, 5);
 		ret = cmd_fail(&err);
 		goto out;
 	}
@@ -1038,18 +747,18 @@ static int report_run(struct report_opts *o)
 	if (sig)
 		cmd_error("interrupted by SIG%s: the report is incomplete",
 			  sigabbrev_np(sig));
-	ret = files_write(files, 3, doc, o->pretty);
+	ret = files_write(files, 4, doc, o->pretty);
 	if (ret)
-		files_abort(files + 3, 1);
+		files_abort(files + 4, 1);
 	else if (o->kcidb)
-		ret = kcidb_write(files + 3, o, doc, NULL);
+		ret = kcidb_write(files + 4, o, doc, NULL);
 	if (!ret) {
 		if (o->json && !o->output && !o->quiet)
 			ret = mp_json_emit(stdout, doc, o->pretty) ?
 				      MP_EXIT_FAILURE :
 				      0;
-		else if (!o->json && !o->quiet)
-			print_tables(doc);
+		else if (!o->json && !o->quiet && !markdown_stdout(o))
+			ret = print_tables(doc);
 	}
 	/* a report in which nothing ran measured nothing: not a success */
 	if (!ret && !failed && !o->input && !o->allow_empty &&
@@ -1086,10 +795,8 @@ int cmd_report(int argc, char **argv)
 
 	o.suite.arg = &o;
 	cmd_argp_parse(&report_argp, argc, argv, &o);
-	if (o.list) {
-		list_scenarios();
-		return MP_EXIT_OK;
-	}
+	if (o.list)
+		return list_scenarios();
 	if (o.compare)
 		return do_compare(&o);
 	return report_run(&o);

@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Pictures of a report: one panel per scenario, drawn from the timeline of
- * its first run that has one (usage and limit, chunks held, pressure
- * events by level, reclaim requests), as SVG or as an HTML page holding
- * the SVG and the metric tables. The drawing is computed from the jansson
- * tree; only the SVG markup is written with fprintf.
+ * Pictures of a report: one panel per scenario, drawn from the timelines
+ * of all its runs on one time axis (usage and chunks held as the median
+ * with a band from min to max, the limit with its value, reclaim requests
+ * and pressure events by level as the median per sample), as SVG or as an
+ * HTML page holding the SVG and the metric tables (mp_report_text's, in
+ * the text's units). A run's last sample, taken after its teardown, is
+ * not drawn; a legend names only what is drawn, above its plot. The
+ * drawing is computed from the jansson tree; only the SVG markup is
+ * written with fprintf.
  */
 #ifndef MP_SVG_H
 #define MP_SVG_H

@@ -9,7 +9,7 @@ _mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --
 _mpctl_opts_register="--backend --cgroup --chunk --chunks --count --emulate --help --join --json --keep --timeout --usage --verbose --quiet --version"
 _mpctl_opts_add="--help --json --quiet --timeout --usage --version --wait"
 _mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-early-warning --no-throttle --swap --parent --until-freed --force --strategy --miss-cost --seed --free --no-populate --lazyfree --answer-delay --stop-answering --cotenant --quiet --verbose"
-_mpctl_opts_report="--allow-empty --allow-unsure --force --alpha --compare --noise --duration --help --html --input --json --limit --list --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent --quiet --verbose --kcidb --kcidb-set"
+_mpctl_opts_report="--allow-empty --allow-unsure --force --alpha --compare --noise --duration --help --html --input --json --limit --list --markdown --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent --quiet --verbose --kcidb --kcidb-set"
 _mpctl_opts_info="--cgroup --help --json --pretty --sysroot --usage --version"
 
 _mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker kernel-shrinker-max kernel-shrinker-late kernel-shrinker-noswap kernel-shrinker-stopped strategy-none strategy-madv-free strategy-psi strategy-kernel strategy-kernel-lazyfree strategy-kernel-munmap strategy-reclaim-agent"
@@ -126,7 +126,7 @@ _mpctl() {
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return ;;
-	--output|-o|--svg|--html|--input|-i|--metrics|--noise|--kcidb)
+	--output|-o|--svg|--html|--markdown|--input|-i|--metrics|--noise|--kcidb)
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return ;;
