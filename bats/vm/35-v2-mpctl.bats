@@ -68,6 +68,7 @@ cg() {
 	[ "$n" -le 64 ]
 }
 
+# bats test_tags=det
 @test "v2 mpctl: stress with the kernel shrinker, 0 OOM kills (done-when)" {
 	mp_run mpctl stress --chunk 1M --threads 4 --duration 20s --limit 256M \
 		-b mempressure --json

@@ -143,6 +143,7 @@ munmap_pair() {
 		fail "populating p99 more than three times page by page's"
 }
 
+# bats test_tags=det
 @test "v2 kernel alone, THP: a program that frees with munmap() while its allocators populate, its chunks offered, does not stall" {
 	requires mpctl
 	# issue 21: populating allocators sat in memory.high throttling with
@@ -152,6 +153,7 @@ munmap_pair() {
 	munmap_pair
 }
 
+# bats test_tags=det
 @test "v2 kernel alone, THP and zram swap: munmap() answers, populating allocators, chunks offered, no stall" {
 	requires mpctl swap
 	munmap_pair --swap
