@@ -1207,3 +1207,13 @@ synth() {
 	assert_output "compare-kernels: -E and -D exclude each other: -D boots the demos instead of NEW"
 	[ ! -e "$o" ]
 }
+
+@test "report: a skipped scenario says 'skipped: WHY' when reached, never 'running'" {
+	requires root
+	! mp_have_controller mempressure || skip "a patched kernel runs kernel-shrinker"
+	mpctl report -s kernel-shrinker -d 1s -r 1 --allow-empty \
+		-o "$BATS_TEST_TMPDIR/k.json"
+	assert_success
+	assert_line "mpctl report: scenario 'kernel-shrinker': skipped: no kernel shrinker: the same as 'shrinker' here"
+	refute_line --partial "running scenario 'kernel-shrinker'"
+}

@@ -956,12 +956,16 @@ static void list_scenarios(void)
 }
 
 /* the suite's progress and messages, on stderr */
-static void on_starting(const char *scenario, void *arg)
+static void on_starting(const char *scenario, const char *why, void *arg)
 {
 	const struct report_opts *o = arg;
 	char dur[32];
 
-	if (o->verbose || (!o->quiet && (!o->json || o->output)))
+	if (!o->verbose && (o->quiet || (o->json && !o->output)))
+		return;
+	if (why)
+		cmd_error("scenario '%s': skipped: %s", scenario, why);
+	else
 		cmd_error("running scenario '%s' (%lld x %s)", scenario,
 			  o->suite.repeat,
 			  mp_fmt_duration(o->suite.duration_ns, dur,
