@@ -919,8 +919,7 @@ static const char *no_memory_reclaim(const struct suite *su,
 }
 
 /* why scenario s cannot run here (it is skipped), NULL if it can */
-static const char *skip_reason(const struct suite *su,
-			       const struct scenario *s)
+static const char *skip_reason(const struct suite *su, const struct scenario *s)
 {
 	struct mp_err err;
 
