@@ -39,6 +39,23 @@ png_size() {
 	done
 }
 
+@test "report --list --json: the scenarios as a JSON document" {
+	requires jq
+	run --separate-stderr "$MPCTL_BIN" report --list --json
+	assert_success
+	echo "$output" | jq -e '.schema.name == "mpctl-report-list" and
+		(.scenarios | length) >= 12 and
+		(.scenarios[] | select(.name == "shrinker") |
+			.standard == true and (.description | length > 0)) and
+		(.scenarios[] | select(.name == "strategy-psi") |
+			.standard == false)'
+	[ "$(echo "$output" | wc -l)" -eq 1 ]
+	run --separate-stderr "$MPCTL_BIN" report --list --pretty
+	assert_success
+	echo "$output" | jq -e '.scenarios | length >= 12'
+	[ "$(echo "$output" | wc -l)" -gt 1 ]
+}
+
 @test "report: usage errors are 64" {
 	mpctl report --compare "$FIX/report-base.json"
 	[ "$status" -eq 64 ]

@@ -23,6 +23,9 @@
 #include "mp_svg.h"
 #include "suite.h"
 
+#define REPORT_LIST_SCHEMA	   "mpctl-report-list"
+#define REPORT_LIST_SCHEMA_VERSION 1
+
 struct report_opts {
 	bool json;
 	bool pretty;
@@ -946,13 +949,42 @@ out:
 	return ret;
 }
 
-static void list_scenarios(void)
+/* --list: a line per scenario, or with --json the mpctl-report-list doc */
+static int list_scenarios(const struct report_opts *o)
 {
+	json_t *doc = NULL, *scs = json_array();
 	const char *name, *description;
+	int ret = MP_EXIT_OK;
 	size_t i;
 
-	for (i = 0; (name = report_suite_scenario(i, &description)); i++)
-		printf("%-15s %s\n", name, description);
+	for (i = 0; (name = report_suite_scenario(i, &description)); i++) {
+		if (!o->json)
+			printf("%-15s %s\n", name, description);
+		else if (json_array_append_new(scs,
+					       json_pack("{s:s, s:s, s:b}",
+							 "name", name,
+							 "description",
+							 description,
+							 "standard",
+							 report_suite_standard(
+								 i))))
+			goto nomem;
+	}
+	if (!o->json)
+		goto out;
+	doc = mp_json_doc(REPORT_LIST_SCHEMA, REPORT_LIST_SCHEMA_VERSION);
+	if (!doc || json_object_set(doc, "scenarios", scs))
+		goto nomem;
+	if (mp_json_emit(stdout, doc, o->pretty))
+		ret = MP_EXIT_FAILURE;
+	goto out;
+nomem:
+	cmd_error("out of memory");
+	ret = MP_EXIT_FAILURE;
+out:
+	json_decref(scs);
+	json_decref(doc);
+	return ret;
 }
 
 /* the suite's progress and messages, on stderr */
@@ -1090,10 +1122,8 @@ int cmd_report(int argc, char **argv)
 
 	o.suite.arg = &o;
 	cmd_argp_parse(&report_argp, argc, argv, &o);
-	if (o.list) {
-		list_scenarios();
-		return MP_EXIT_OK;
-	}
+	if (o.list)
+		return list_scenarios(&o);
 	if (o.compare)
 		return do_compare(&o);
 	return report_run(&o);

@@ -1068,6 +1068,11 @@ const char *report_suite_scenario(size_t i, const char **description)
 	return scenarios[i].name;
 }
 
+bool report_suite_standard(size_t i)
+{
+	return i < NR_SCENARIOS && !scenarios[i].strategy;
+}
+
 /*
  * --stress-arg is for experiments: an option report sets itself (the run's
  * duration, limit, cgroup, output) or reads the run by (--json, no help

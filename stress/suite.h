@@ -52,6 +52,9 @@ struct report_suite_cfg {
  */
 const char *report_suite_scenario(size_t i, const char **description);
 
+/* whether scenario i runs without --scenario (the standard suite) */
+bool report_suite_standard(size_t i);
+
 /*
  * Run the selected scenarios and return the report document: "complete"
  * false and "interrupted_by" set when SIGINT, SIGTERM or SIGHUP stopped
