@@ -9,7 +9,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stdio.h>
+
 #include "mp_err.h"
+#include "mp_metrics.h"
 
 #ifndef MPCTL_VERSION
 #define MPCTL_VERSION "0.0.0"
@@ -93,6 +96,22 @@ uint64_t cmd_arg_duration(struct argp_state *state, int key, const char *arg,
 			  unsigned int flags);
 /* a non-empty string */
 const char *cmd_arg_str(struct argp_state *state, int key, const char *arg);
+/*
+ * --metrics FILE and --metrics-format (cmd/metrics.c): FILE "-" is
+ * stdout, else FILE is replaced atomically by what write() makes.
+ */
+struct cmd_metrics {
+	const char *path; /* NULL: no --metrics */
+	enum mp_metrics_format format;
+};
+typedef int cmd_metrics_fn(FILE *f, enum mp_metrics_format fmt,
+			   const void *arg);
+enum mp_metrics_format cmd_arg_metrics_format(struct argp_state *state,
+					      const char *arg);
+bool cmd_metrics_stdout(const struct cmd_metrics *cm);
+/* 0, or -1 (told) */
+int cmd_metrics_write(const struct cmd_metrics *cm, cmd_metrics_fn *write,
+		      const void *arg);
 /* MemTotal in bytes (what -L 50% is half of), 0 if unknown */
 uint64_t cmd_host_ram(void);
 

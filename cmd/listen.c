@@ -49,8 +49,8 @@ struct listen_opts {
 	bool quiet; /* -q: no informational lines, wins over -v */
 	bool realtime;
 	const char *exec;
-	const char *metrics;	  /* --metrics FILE */
-	uint64_t min_interval_ns; /* --min-interval: 0 for every event */
+	struct cmd_metrics metrics; /* --metrics FILE, --metrics-format */
+	uint64_t min_interval_ns;   /* --min-interval: 0 for every event */
 };
 
 enum {
@@ -58,6 +58,7 @@ enum {
 	OPT_SYSROOT,
 	OPT_REALTIME,
 	OPT_METRICS,
+	OPT_METRICS_FORMAT,
 	OPT_MIN_INTERVAL,
 };
 
@@ -85,6 +86,9 @@ static const struct argp_option options[] = {
 	  "the cgroup's memory event counters (for node_exporter's textfile "
 	  "collector), replaced atomically at each event; '-': on stdout "
 	  "once listening ends, instead of the event lines", 0 },
+	{ "metrics-format", OPT_METRICS_FORMAT, "FORMAT", 0,
+	  "--metrics in the Prometheus text format (prometheus, the default) "
+	  "or OpenMetrics (openmetrics)", 0 },
 	{ "min-interval", OPT_MIN_INTERVAL, "TIME", 0,
 	  "at most one line per cgroup every TIME (e.g. 10s): the first event "
 	  "at once, the others of the interval as one line at its end, with "
@@ -144,7 +148,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->exec = cmd_arg_str(state, key, arg);
 		break;
 	case OPT_METRICS:
-		o->metrics = cmd_arg_str(state, key, arg);
+		o->metrics.path = cmd_arg_str(state, key, arg);
+		break;
+	case OPT_METRICS_FORMAT:
+		o->metrics.format = cmd_arg_metrics_format(state, arg);
 		break;
 	case OPT_MIN_INTERVAL:
 		o->min_interval_ns = cmd_arg_duration(state, key, arg, 0);
@@ -196,7 +203,7 @@ static const struct argp listen_argp = {
 /* --metrics -: stdout is the exposition's, written once at the end */
 static bool metrics_stdout(const struct listen_opts *o)
 {
-	return o->metrics && !strcmp(o->metrics, "-");
+	return cmd_metrics_stdout(&o->metrics);
 }
 
 /* The event's document, or NULL (out of memory): never a partial one. */
@@ -374,6 +381,11 @@ static int print_event(const struct listen_opts *o, const struct mp_source *src,
 	return ret;
 }
 
+static int listen_metrics(FILE *f, enum mp_metrics_format fmt, const void *m)
+{
+	return mp_metrics_write_listen(f, fmt, m);
+}
+
 /*
  * --metrics: FILE replaced by the exposition as it is now, or, for "-",
  * the exposition on stdout once listening ends (final); 0 or -1 (told)
@@ -381,40 +393,9 @@ static int print_event(const struct listen_opts *o, const struct mp_source *src,
 static int write_metrics(const struct listen_opts *o,
 			 const struct mp_listen_metrics *m, bool final)
 {
-	struct mp_output out;
-	struct mp_err err;
-	FILE *f;
-
-	if (!o->metrics)
+	if (metrics_stdout(o) && !final)
 		return 0;
-	if (metrics_stdout(o)) {
-		if (!final)
-			return 0;
-		if (mp_metrics_write(stdout, m) || fflush(stdout)) {
-			cmd_write_error(errno);
-			return -1;
-		}
-		return 0;
-	}
-	if (mp_output_open(&out, o->metrics, &err))
-		goto fail;
-	f = mp_output_stream(&out, &err);
-	if (!f) {
-		mp_output_abort(&out);
-		goto fail;
-	}
-	if (mp_metrics_write(f, m)) {
-		mp_errf(&err, MP_EXIT_FAILURE, errno ? errno : EIO,
-			"cannot write '%s'", o->metrics);
-		mp_output_abort(&out);
-		goto fail;
-	}
-	if (mp_output_commit(&out, &err))
-		goto fail;
-	return 0;
-fail:
-	cmd_fail(&err);
-	return -1;
+	return cmd_metrics_write(&o->metrics, listen_metrics, m);
 }
 
 /* What a listener holds open: a source per cgroup and their group fd. */
@@ -745,7 +726,7 @@ static int check_backend_opts(const struct listen_opts *o)
 			  "--metrics a file");
 		return MP_EXIT_USAGE;
 	}
-	if (o->metrics && o->ncgroup > 1) {
+	if (o->metrics.path && o->ncgroup > 1) {
 		cmd_error("--metrics describes one cgroup: give one -c");
 		return MP_EXIT_USAGE;
 	}

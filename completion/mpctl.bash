@@ -5,7 +5,7 @@
 
 _mpctl_commands="listen register add stress report info"
 
-_mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --min-interval --json --exec --metrics --realtime --verbose --quiet --sysroot --help --usage --version"
+_mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --min-interval --json --exec --metrics --metrics-format --realtime --verbose --quiet --sysroot --help --usage --version"
 _mpctl_opts_register="--backend --cgroup --chunk --chunks --count --emulate --help --join --json --keep --timeout --usage --verbose --quiet --version"
 _mpctl_opts_add="--help --json --quiet --timeout --usage --version --wait"
 _mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-early-warning --no-throttle --swap --parent --until-freed --force --strategy --miss-cost --seed --free --no-populate --lazyfree --answer-delay --stop-answering --cotenant --quiet --verbose"
@@ -69,6 +69,7 @@ _mpctl_values() {
 	--high) echo "off" ;;
 	--strategy) echo "none madv-free psi kernel kernel-lazyfree reclaim-agent" ;;
 	--free) echo "reuse munmap free" ;;
+	--metrics-format) echo "prometheus openmetrics" ;;
 	--kcidb-set) echo "origin= checkout_id= build_id= tree_name= git_repository_url= git_repository_branch= git_commit_hash= git_commit_name= patchset_hash= config_name= config_url= compiler= log_url=" ;;
 	esac
 }
