@@ -409,6 +409,9 @@ struct listener {
 	int gfd;    /* readable when any source is; -1: one */
 	uint64_t seq;
 	struct mp_listen_metrics m;
+	/* STATUS= for the service manager: events not told yet, and when */
+	bool status_due;
+	uint64_t status_ns; /* the earliest next STATUS= (monotonic) */
 	/* --min-interval, per source: the events held for one line */
 	struct listen_held {
 		struct mp_event ev; /* the latest, highest level, summed count */
@@ -428,6 +431,47 @@ static int drop_source(struct listener *l, int i, const struct mp_err *err)
 	l->src[i] = NULL;
 	l->lost = true;
 	return --l->live ? 0 : -1;
+}
+
+/* STATUS= at most this often: once a second, or once per --min-interval */
+#define LISTEN_STATUS_NS 1000000000ULL
+
+/*
+ * Tell $NOTIFY_SOCKET (if set) STATE with a STATUS= line of what is
+ * watched and the events seen: "watching 1 cgroup, backend memcg, 3
+ * events" ("stopped: watched ..." once stopping). 0, or the status of a
+ * malformed $NOTIFY_SOCKET (told).
+ */
+static int send_status(const struct listen_opts *o, struct listener *l,
+		       const char *state)
+{
+	bool stopping = !strcmp(state, "STOPPING=1");
+	uint64_t n = 0, every = LISTEN_STATUS_NS;
+	int i, cgroups = stopping ? l->n : l->live;
+	char msg[256];
+
+	for (i = 0; i < MP_LEVEL_NR; i++)
+		n += l->m.events[i];
+	snprintf(msg, sizeof(msg),
+		 "%s\nSTATUS=%s %d cgroup%s, backend %s, %" PRIu64 " event%s",
+		 state, stopping ? "stopped: watched" : "watching", cgroups,
+		 cgroups == 1 ? "" : "s", l->m.backend, n, n == 1 ? "" : "s");
+	if (o->min_interval_ns > every)
+		every = o->min_interval_ns;
+	l->status_due = false;
+	l->status_ns = mp_now_ns(CLOCK_MONOTONIC) + every;
+	/* "STATUS=1" alone: an update, without a state */
+	return cmd_notify(*state ? msg : msg + 1);
+}
+
+/* events came: STATUS= now if the last one is old enough, else later */
+static void status_update(const struct listen_opts *o, struct listener *l)
+{
+	if (!l->ready)
+		return;
+	l->status_due = true;
+	if (mp_now_ns(CLOCK_MONOTONIC) >= l->status_ns)
+		send_status(o, l, "");
 }
 
 /* One line for source i, standing for n events: 0, 1 at --count, -1 */
@@ -508,10 +552,10 @@ static int flush_due(const struct listen_opts *o, struct listener *l,
 	return 0;
 }
 
-/* The earliest end of an interval holding events, or 0 */
+/* The earliest end of an interval holding events or STATUS= due, or 0 */
 static uint64_t next_flush(const struct listener *l)
 {
-	uint64_t t = 0;
+	uint64_t t = l->status_due ? l->status_ns : 0;
 	int i;
 
 	for (i = 0; i < l->n; i++)
@@ -540,6 +584,7 @@ static int pump_one(const struct listen_opts *o, struct listener *l, int i,
 	l->m.events[ev.level]++;
 	l->m.notifications[ev.level] += ev.count;
 	l->m.last_event_ns = ev.time_ns;
+	status_update(o, l);
 	if (hold(o, l, i, &ev))
 		return 0;
 	return emit(o, l, i, &ev, 1, w);
@@ -580,8 +625,6 @@ static int listen_pump(const struct listen_opts *o, struct listener *l,
 {
 	int i, ret;
 
-	l->m.backend = mp_backend_name(mp_source_backend(l->src[0]));
-	l->m.cg = mp_source_cgroup(l->src[0]);
 	if (write_metrics(o, &l->m, false))
 		return MP_EXIT_FAILURE;
 	for (;;) {
@@ -590,6 +633,9 @@ static int listen_pump(const struct listen_opts *o, struct listener *l,
 			l->lost = true;
 		if (ret <= 0)
 			break;
+		if (ret == 2 && l->status_due &&
+		    mp_now_ns(CLOCK_MONOTONIC) >= l->status_ns)
+			send_status(o, l, "");
 		ret = ret == 2 ? flush_due(o, l, w, false) : 0;
 		for (i = 0; !ret && i < l->n; i++)
 			if (l->src[i] && (ret = pump_one(o, l, i, w)))
@@ -680,15 +726,17 @@ static int listen_start(struct listen_opts *o, struct listener *l)
 		if (l->gfd < 0)
 			return cmd_fail(&err);
 	}
+	l->m.backend = mp_backend_name(mp_source_backend(l->src[0]));
+	l->m.cg = mp_source_cgroup(l->src[0]);
 	/* a service manager waiting for us ($NOTIFY_SOCKET): registered */
-	i = cmd_notify("READY=1");
+	i = send_status(o, l, "READY=1");
 	if (i)
 		return i;
 	l->ready = true;
 	return 0;
 }
 
-static void listen_stop(struct listener *l)
+static void listen_stop(const struct listen_opts *o, struct listener *l)
 {
 	int i;
 
@@ -701,7 +749,7 @@ static void listen_stop(struct listener *l)
 	}
 	/* best effort: the manager learns it anyway when we exit */
 	if (l->ready)
-		cmd_notify("STOPPING=1");
+		send_status(o, l, "STOPPING=1");
 	free(l);
 }
 
@@ -777,6 +825,6 @@ int cmd_listen(int argc, char **argv)
 out_waiter:
 	mp_waiter_close(&w);
 out:
-	listen_stop(l);
+	listen_stop(&o, l);
 	return ret;
 }
