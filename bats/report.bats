@@ -1234,3 +1234,40 @@ synth() {
 	assert_line "mpctl report: scenario 'kernel-shrinker': skipped: no kernel shrinker: the same as 'shrinker' here"
 	refute_line --partial "running scenario 'kernel-shrinker'"
 }
+
+@test "report --metrics: per scenario its status, runs and counters; --compare its verdicts" {
+	local d=$BATS_TEST_TMPDIR fmt
+	requires jq
+	for fmt in prometheus openmetrics; do
+		mpctl report --input "$FIX/report-base.json" -q \
+			--metrics "$d/r.$fmt" --metrics-format $fmt
+		assert_success
+		check_metrics "$d/r.$fmt" $fmt
+		mpctl report -q --compare --allow-unsure --force \
+			"$FIX/report-base.json" "$FIX/report-regressed.json" \
+			--metrics "$d/c.$fmt" --metrics-format $fmt
+		assert_failure 1
+		check_metrics "$d/c.$fmt" $fmt
+	done
+	grep -qx 'mpctl_report_scenario_status{scenario="shrinker",status="ok"} 1' "$d/r.prometheus"
+	grep -qx "mpctl_report_runs{scenario=\"shrinker\"} $(jq '.scenarios[] | select(.name == "shrinker") | .runs | length' "$FIX/report-base.json")" "$d/r.prometheus"
+	want=$(jq '[.scenarios[] | select(.name == "shrinker") | .runs[].oom_kills] | add' "$FIX/report-base.json")
+	grep -qx "mpctl_report_oom_kills_total{scenario=\"shrinker\"} $want" "$d/r.prometheus"
+	grep -qx "mpctl_compare_regressions $(mpctl_json_compare .regressions)" "$d/c.prometheus"
+	grep -qx "mpctl_compare_improvements $(mpctl_json_compare .improvements)" "$d/c.prometheus"
+	grep -qx "mpctl_compare_rows{verdict=\"worse\"} $(mpctl_json_compare '[.rows[] | select(.verdict == "worse")] | length')" "$d/c.prometheus"
+	# '-' is stdout, in place of the tables
+	run --separate-stderr "$MPCTL_BIN" report --input "$FIX/report-base.json" --metrics -
+	assert_success
+	printf '%s\n' "$output" >"$d/r.out"
+	check_metrics "$d/r.out"
+	mpctl report --input "$FIX/report-base.json" --json --metrics -
+	assert_failure 64
+}
+
+# mpctl_json_compare FILTER: FILTER on the JSON comparison of the fixtures
+mpctl_json_compare() {
+	"$MPCTL_BIN" report --compare --allow-unsure --force --json \
+		"$FIX/report-base.json" "$FIX/report-regressed.json" 2>/dev/null |
+		jq "$1"
+}

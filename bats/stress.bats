@@ -1195,3 +1195,25 @@ engine_of() {
 	jq -e '.oom_kills >= 1 and .vmstat.oom_kill >= .oom_kills and
 		.cgroup_counters.memory_events.oom_kill >= 1' <<<"$output"
 }
+
+@test "stress --metrics: the run's requests, chunks and OOM kills, for promtool and OpenMetrics" {
+	requires root memcg jq
+	local d=$BATS_TEST_TMPDIR
+	mpctl stress -d 2s -L 64M -q -o "$d/r.json" --metrics "$d/m.prom"
+	assert_success
+	check_metrics "$d/m.prom"
+	for k in reclaim_requests chunks_requested chunks_freed oom_kills; do
+		grep -q "^mpctl_stress_${k}_total{backend=\".*\",cgroup=\".*\"} $(jq ".$k" "$d/r.json")$" "$d/m.prom"
+	done
+	grep -q "^mpctl_stress_peak_usage_bytes{.*} $(jq .peak_usage_bytes "$d/r.json")$" "$d/m.prom"
+	# '-': the exposition on stdout instead of the summary
+	run --separate-stderr "$MPCTL_BIN" stress -d 1s -L 64M --metrics - \
+		--metrics-format openmetrics
+	assert_success
+	printf '%s\n' "$output" >"$d/m.om"
+	check_metrics "$d/m.om" openmetrics
+	refute_output --partial "reclaim requests"
+	mpctl stress -d 1s --json --metrics -
+	assert_failure 64
+	assert_output --partial "--metrics - and --json both write to stdout"
+}

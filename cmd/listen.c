@@ -86,9 +86,7 @@ static const struct argp_option options[] = {
 	  "the cgroup's memory event counters (for node_exporter's textfile "
 	  "collector), replaced atomically at each event; '-': on stdout "
 	  "once listening ends, instead of the event lines", 0 },
-	{ "metrics-format", OPT_METRICS_FORMAT, "FORMAT", 0,
-	  "--metrics in the Prometheus text format (prometheus, the default) "
-	  "or OpenMetrics (openmetrics)", 0 },
+	CMD_METRICS_FORMAT_OPTION(OPT_METRICS_FORMAT),
 	{ "min-interval", OPT_MIN_INTERVAL, "TIME", 0,
 	  "at most one line per cgroup every TIME (e.g. 10s): the first event "
 	  "at once, the others of the interval as one line at its end, with "
@@ -148,10 +146,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->exec = cmd_arg_str(state, key, arg);
 		break;
 	case OPT_METRICS:
-		o->metrics.path = cmd_arg_str(state, key, arg);
-		break;
 	case OPT_METRICS_FORMAT:
-		o->metrics.format = cmd_arg_metrics_format(state, arg);
+		cmd_arg_metrics(state, key, arg, key == OPT_METRICS_FORMAT,
+				&o->metrics);
 		break;
 	case OPT_MIN_INTERVAL:
 		o->min_interval_ns = cmd_arg_duration(state, key, arg, 0);
@@ -393,9 +390,11 @@ static int listen_metrics(FILE *f, enum mp_metrics_format fmt, const void *m)
 static int write_metrics(const struct listen_opts *o,
 			 const struct mp_listen_metrics *m, bool final)
 {
+	struct cmd_metrics cm = o->metrics; /* opened and closed each time */
+
 	if (metrics_stdout(o) && !final)
 		return 0;
-	return cmd_metrics_write(&o->metrics, listen_metrics, m);
+	return cmd_metrics_write(&cm, listen_metrics, m);
 }
 
 /* What a listener holds open: a source per cgroup and their group fd. */

@@ -14,17 +14,16 @@
 #include "cmd.h"
 #include "mp_output.h"
 
-enum mp_metrics_format cmd_arg_metrics_format(struct argp_state *state,
-					      const char *arg)
+void cmd_arg_metrics(struct argp_state *state, int key, const char *arg,
+		     bool format, struct cmd_metrics *cm)
 {
-	enum mp_metrics_format fmt;
-
-	if (mp_metrics_format_parse(arg, &fmt))
+	if (!format)
+		cm->path = cmd_arg_str(state, key, arg);
+	else if (mp_metrics_format_parse(arg, &cm->format))
 		cmd_argerr(state,
 			   "invalid --metrics-format '%s': expected "
 			   "prometheus or openmetrics",
 			   arg);
-	return fmt;
 }
 
 bool cmd_metrics_stdout(const struct cmd_metrics *cm)
@@ -32,13 +31,43 @@ bool cmd_metrics_stdout(const struct cmd_metrics *cm)
 	return cm->path && !strcmp(cm->path, "-");
 }
 
-int cmd_metrics_write(const struct cmd_metrics *cm, cmd_metrics_fn *write,
+int cmd_metrics_open(struct cmd_metrics *cm)
+{
+	struct mp_err err;
+
+	if (!cm->path || cmd_metrics_stdout(cm) || cm->out)
+		return 0;
+	/* three paths of PATH_MAX: on the heap */
+	cm->out = malloc(sizeof(*cm->out));
+	if (!cm->out) {
+		mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "cannot write '%s'",
+			cm->path);
+		cmd_fail(&err);
+		return -1;
+	}
+	if (mp_output_open(cm->out, cm->path, &err)) {
+		free(cm->out);
+		cm->out = NULL;
+		cmd_fail(&err);
+		return -1;
+	}
+	return 0;
+}
+
+void cmd_metrics_abort(struct cmd_metrics *cm)
+{
+	if (!cm->out)
+		return;
+	mp_output_abort(cm->out);
+	free(cm->out);
+	cm->out = NULL;
+}
+
+int cmd_metrics_write(struct cmd_metrics *cm, cmd_metrics_fn *write,
 		      const void *arg)
 {
-	struct mp_output *out = NULL;
 	struct mp_err err;
 	FILE *f;
-	int ret = 0;
 
 	if (!cm->path)
 		return 0;
@@ -49,33 +78,27 @@ int cmd_metrics_write(const struct cmd_metrics *cm, cmd_metrics_fn *write,
 		}
 		return 0;
 	}
-	/* three paths of PATH_MAX: on the heap */
-	out = malloc(sizeof(*out));
-	if (!out) {
-		mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "cannot write '%s'",
-			cm->path);
+	if (cmd_metrics_open(cm))
+		return -1;
+	f = mp_output_stream(cm->out, &err);
+	if (!f)
 		goto fail;
-	}
-	if (mp_output_open(out, cm->path, &err))
-		goto fail;
-	f = mp_output_stream(out, &err);
-	if (!f) {
-		mp_output_abort(out);
-		goto fail;
-	}
 	if (write(f, cm->format, arg)) {
 		mp_errf(&err, MP_EXIT_FAILURE, errno ? errno : EIO,
 			"cannot write '%s'", cm->path);
-		mp_output_abort(out);
 		goto fail;
 	}
-	if (mp_output_commit(out, &err))
-		goto fail;
-	goto out;
+	if (mp_output_commit(cm->out, &err)) {
+		free(cm->out);
+		cm->out = NULL;
+		cmd_fail(&err);
+		return -1;
+	}
+	free(cm->out);
+	cm->out = NULL;
+	return 0;
 fail:
+	cmd_metrics_abort(cm);
 	cmd_fail(&err);
-	ret = -1;
-out:
-	free(out);
-	return ret;
+	return -1;
 }

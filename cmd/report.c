@@ -48,6 +48,7 @@ struct report_opts {
 	bool force;
 	const char *args[2];
 	int nr_args;
+	struct cmd_metrics metrics; /* --metrics FILE, --metrics-format */
 };
 
 enum {
@@ -66,6 +67,8 @@ enum {
 	OPT_NOISE,
 	OPT_KCIDB,
 	OPT_KCIDB_SET,
+	OPT_METRICS,
+	OPT_METRICS_FORMAT,
 };
 
 /* clang-format off */
@@ -88,6 +91,11 @@ static const struct argp_option options[] = {
 	  "create the runs' cgroups under this cgroup (default: as mpctl "
 	  "stress does)", 0 },
 	{ "list", OPT_LIST, NULL, 0, "list the scenarios and exit", 0 },
+	{ "metrics", OPT_METRICS, "FILE", 0,
+	  "write metrics to FILE as a Prometheus exposition: per scenario its "
+	  "status, runs, requests, chunks asked and freed and OOM kills; with "
+	  "--compare, the verdicts; '-': on stdout instead of the tables", 0 },
+	CMD_METRICS_FORMAT_OPTION(OPT_METRICS_FORMAT),
 	{ "compare", OPT_COMPARE, NULL, 0,
 	  "compare two reports: --compare BASE.json NEW.json", 0 },
 	{ "threshold", OPT_THRESHOLD, "PCT", 0,
@@ -177,6 +185,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LIST:
 		o->list = true;
+		break;
+	case OPT_METRICS:
+	case OPT_METRICS_FORMAT:
+		cmd_arg_metrics(state, key, arg, key == OPT_METRICS_FORMAT,
+				&o->metrics);
 		break;
 	case OPT_COMPARE:
 		o->compare = true;
@@ -897,7 +910,17 @@ static int compare_kcidb(const struct report_opts *o, const json_t *cur,
 	return status ? status : ret;
 }
 
-static int do_compare(const struct report_opts *o)
+static int compare_metrics(FILE *f, enum mp_metrics_format fmt, const void *cmp)
+{
+	return mp_metrics_write_compare(f, fmt, cmp);
+}
+
+static int report_metrics(FILE *f, enum mp_metrics_format fmt, const void *doc)
+{
+	return mp_metrics_write_report(f, fmt, doc);
+}
+
+static int do_compare(struct report_opts *o)
 {
 	struct mp_compare_opts copts = {
 		.min_effect_pct = o->threshold,
@@ -933,11 +956,15 @@ static int do_compare(const struct report_opts *o)
 	cmp = mp_report_compare(base, cur, &copts, &err);
 	if (!cmp)
 		goto fail;
-	if (o->json && !o->quiet)
+	if (cmd_metrics_stdout(&o->metrics) || o->quiet)
+		; /* stdout is the metrics', or nothing's */
+	else if (o->json)
 		mp_json_emit(stdout, cmp, o->pretty);
-	else if (!o->quiet)
+	else
 		print_compare(cmp);
 	ret = compare_kcidb(o, cur, cmp, compare_status(o, cmp));
+	if (cmd_metrics_write(&o->metrics, compare_metrics, cmp) && !ret)
+		ret = MP_EXIT_FAILURE;
 	goto out;
 fail:
 	ret = cmd_fail(&err);
@@ -1059,6 +1086,10 @@ static int report_run(struct report_opts *o)
 	for (i = 0; i < 3; i++)
 		files[i].fn = fns[i];
 	ret = files_open(files, 4);
+	if (!ret && cmd_metrics_open(&o->metrics)) {
+		files_abort(files, 4);
+		ret = MP_EXIT_FAILURE;
+	}
 	if (ret)
 		goto out;
 	if (o->input)
@@ -1080,13 +1111,17 @@ static int report_run(struct report_opts *o)
 	else if (o->kcidb)
 		ret = kcidb_write(files + 3, o, doc, NULL);
 	if (!ret) {
-		if (o->json && !o->output && !o->quiet)
+		if (cmd_metrics_stdout(&o->metrics))
+			; /* stdout is the metrics' */
+		else if (o->json && !o->output && !o->quiet)
 			ret = mp_json_emit(stdout, doc, o->pretty) ?
 				      MP_EXIT_FAILURE :
 				      0;
 		else if (!o->json && !o->quiet)
 			print_tables(doc);
 	}
+	if (!ret && cmd_metrics_write(&o->metrics, report_metrics, doc))
+		ret = MP_EXIT_FAILURE;
 	/* a report in which nothing ran measured nothing: not a success */
 	if (!ret && !failed && !o->input && !o->allow_empty &&
 	    !report_suite_signal() && nothing_ran(doc)) {
@@ -1102,6 +1137,7 @@ static int report_run(struct report_opts *o)
 	if (sig)
 		ret = 128 + sig;
 out:
+	cmd_metrics_abort(&o->metrics);
 	free(files);
 	return ret;
 }
@@ -1122,6 +1158,11 @@ int cmd_report(int argc, char **argv)
 
 	o.suite.arg = &o;
 	cmd_argp_parse(&report_argp, argc, argv, &o);
+	if (cmd_metrics_stdout(&o.metrics) && o.json && !o.output) {
+		cmd_error("--metrics - and --json both write to stdout: give "
+			  "one of them a file");
+		return MP_EXIT_USAGE;
+	}
 	if (o.list)
 		return list_scenarios(&o);
 	if (o.compare)

@@ -62,7 +62,7 @@ static void name(const struct mp_metrics *m, bool family)
 void mp_metrics_family(struct mp_metrics *m, const char *family,
 		       enum mp_metric_type type, const char *help)
 {
-	m->name = family;
+	snprintf(m->name, sizeof(m->name), "%s", family);
 	m->type = type;
 	fputs("# HELP ", m->f);
 	name(m, true);
@@ -125,6 +125,14 @@ int mp_metrics_end(struct mp_metrics *m)
 	return 0;
 }
 
+/* a family of one sample */
+static void one(struct mp_metrics *m, const char *family,
+		enum mp_metric_type type, const char *help, uint64_t v)
+{
+	mp_metrics_family(m, family, type, help);
+	mp_metrics_u64(m, NULL, NULL, v);
+}
+
 /* ---- listen ------------------------------------------------------------- */
 
 /* "NAME VALUE" lines of a cgroup file (memory.events, oom_control) */
@@ -152,6 +160,20 @@ static void cg_counters(struct mp_metrics *m, const struct mp_cgroup *cg,
 	}
 }
 
+/* the cgroup's own memory events (OOM kills among them) and v1 failcnt */
+static void cg_events(struct mp_metrics *m, const struct mp_cgroup *cg)
+{
+	bool declared = false;
+	uint64_t failcnt;
+
+	cg_counters(m, cg, "memory.events", NULL, &declared);
+	cg_counters(m, cg, "memory.oom_control", "oom_kill", &declared);
+	if (cg && cg->dir[0] && !mp_cg_read_u64(cg, "memory.failcnt", &failcnt))
+		one(m, "mpctl_memory_failcnt", MP_METRIC_COUNTER,
+		    "Times the v1 memory limit was hit (memory.failcnt).",
+		    failcnt);
+}
+
 /* a counter family with one sample per level */
 static void per_level(struct mp_metrics *m, const char *family,
 		      const char *help, const uint64_t v[MP_LEVEL_NR])
@@ -167,9 +189,7 @@ int mp_metrics_write_listen(FILE *f, enum mp_metrics_format fmt,
 			    const struct mp_listen_metrics *lm)
 {
 	const struct mp_cgroup *cg = lm->cg;
-	bool declared = false;
 	struct mp_metrics m;
-	uint64_t failcnt;
 
 	mp_metrics_init(&m, f, fmt);
 	mp_metrics_label(&m, "backend", lm->backend);
@@ -184,14 +204,186 @@ int mp_metrics_write_listen(FILE *f, enum mp_metrics_format fmt,
 			  MP_METRIC_GAUGE,
 			  "When the last event was read (0: none yet).");
 	mp_metrics_seconds(&m, NULL, NULL, lm->last_event_ns);
-	cg_counters(&m, cg, "memory.events", NULL, &declared);
-	cg_counters(&m, cg, "memory.oom_control", "oom_kill", &declared);
-	if (cg && cg->dir[0] &&
-	    !mp_cg_read_u64(cg, "memory.failcnt", &failcnt)) {
-		mp_metrics_family(
-			&m, "mpctl_memory_failcnt", MP_METRIC_COUNTER,
-			"Times the v1 memory limit was hit (memory.failcnt).");
-		mp_metrics_u64(&m, NULL, NULL, failcnt);
+	cg_events(&m, cg);
+	return mp_metrics_end(&m);
+}
+
+/* ---- register ----------------------------------------------------------- */
+
+int mp_metrics_write_register(FILE *f, enum mp_metrics_format fmt,
+			      const struct mp_register_metrics *rm)
+{
+	const struct mp_cgroup *cg = rm->cg;
+	struct mp_metrics m;
+
+	mp_metrics_init(&m, f, fmt);
+	mp_metrics_label(&m, "backend", rm->backend);
+	mp_metrics_label(&m, "mode", rm->mode);
+	mp_metrics_label(&m, "cgroup", cg && cg->path[0] ? cg->path : "/");
+	one(&m, "mpctl_register_requests", MP_METRIC_COUNTER,
+	    "Reclaim requests the shrinker received.", rm->requests);
+	one(&m, "mpctl_register_chunks_requested", MP_METRIC_COUNTER,
+	    "Chunks the requests asked for.", rm->chunks_requested);
+	one(&m, "mpctl_register_chunks_freed", MP_METRIC_COUNTER,
+	    "Chunks given up in answer (--keep re-adds them).",
+	    rm->chunks_requested - rm->chunks_readded);
+	mp_metrics_family(&m, "mpctl_register_last_request_timestamp_seconds",
+			  MP_METRIC_GAUGE,
+			  "When the last request was read (0: none yet).");
+	mp_metrics_seconds(&m, NULL, NULL, rm->last_request_ns);
+	cg_events(&m, cg);
+	return mp_metrics_end(&m);
+}
+
+/* ---- stress, report, compare: from their JSON documents ----------------- */
+
+/* a key of a stress document, exported as NAME with a prefix */
+struct json_metric {
+	const char *key, *name;
+	enum mp_metric_type type;
+	const char *help;
+};
+
+static const struct json_metric stress_metrics[] = {
+	{ "reclaim_requests", "reclaim_requests", MP_METRIC_COUNTER,
+	  "Reclaim requests the shrinker received." },
+	{ "chunks_requested", "chunks_requested", MP_METRIC_COUNTER,
+	  "Chunks the requests asked for." },
+	{ "chunks_freed", "chunks_freed", MP_METRIC_COUNTER,
+	  "Chunks freed in answer." },
+	{ "oom_kills", "oom_kills", MP_METRIC_COUNTER,
+	  "OOM kills in the run's cgroup during the run." },
+	{ "peak_usage_bytes", "peak_usage_bytes", MP_METRIC_GAUGE,
+	  "The cgroup's peak memory usage." },
+	{ "limit_bytes", "limit_bytes", MP_METRIC_GAUGE,
+	  "The cgroup's memory limit." },
+};
+
+#define NR_STRESS_METRICS (sizeof(stress_metrics) / sizeof(stress_metrics[0]))
+
+static uint64_t json_u64(const json_t *obj, const char *key)
+{
+	json_int_t v = json_integer_value(json_object_get(obj, key));
+
+	return v > 0 ? (uint64_t)v : 0;
+}
+
+static void family(struct mp_metrics *m, const char *prefix,
+		   const struct json_metric *jm, const char *why)
+{
+	char name[96], help[256];
+
+	snprintf(name, sizeof(name), "mpctl_%s_%s", prefix, jm->name);
+	snprintf(help, sizeof(help), "%s%s", jm->help, why ? why : "");
+	mp_metrics_family(m, name, jm->type, help);
+}
+
+int mp_metrics_write_stress(FILE *f, enum mp_metrics_format fmt,
+			    const json_t *doc)
+{
+	struct mp_metrics m;
+	size_t i;
+
+	mp_metrics_init(&m, f, fmt);
+	mp_metrics_label(&m, "backend",
+			 json_string_value(json_object_get(doc, "backend")));
+	mp_metrics_label(&m, "cgroup",
+			 json_string_value(json_object_get(doc, "cgroup")));
+	for (i = 0; i < NR_STRESS_METRICS; i++) {
+		family(&m, "stress", &stress_metrics[i], NULL);
+		mp_metrics_u64(&m, NULL, NULL,
+			       json_u64(doc, stress_metrics[i].key));
+	}
+	mp_metrics_family(&m, "mpctl_stress_duration_seconds", MP_METRIC_GAUGE,
+			  "How long the run lasted.");
+	mp_metrics_seconds(&m, NULL, NULL, json_u64(doc, "duration_ns"));
+	return mp_metrics_end(&m);
+}
+
+/* a report's run: the stress document (a listen run has it under "stress") */
+static const json_t *run_stress(const json_t *run)
+{
+	const json_t *s = json_object_get(run, "stress");
+
+	return json_is_object(s) ? s : run;
+}
+
+int mp_metrics_write_report(FILE *f, enum mp_metrics_format fmt,
+			    const json_t *doc)
+{
+	const json_t *scs = json_object_get(doc, "scenarios"), *sc, *run;
+	struct mp_metrics m;
+	size_t i, j, k;
+	uint64_t sum;
+
+	mp_metrics_init(&m, f, fmt);
+	mp_metrics_family(&m, "mpctl_report_scenario_status", MP_METRIC_GAUGE,
+			  "1 for the status of each scenario (ok, skipped, "
+			  "failed, interrupted).");
+	json_array_foreach(scs, i, sc) {
+		mp_metrics_label(&m, "scenario",
+				 json_string_value(
+					 json_object_get(sc, "name")));
+		mp_metrics_u64(&m, "status",
+			       json_string_value(json_object_get(sc, "status")),
+			       1);
+		/* the next scenario's label, not a second one */
+		m.nlabels = 0;
+	}
+	mp_metrics_family(&m, "mpctl_report_runs", MP_METRIC_GAUGE,
+			  "The runs of each scenario.");
+	json_array_foreach(scs, i, sc) {
+		mp_metrics_u64(&m, "scenario",
+			       json_string_value(json_object_get(sc, "name")),
+			       json_array_size(json_object_get(sc, "runs")));
+	}
+	for (k = 0; k < NR_STRESS_METRICS; k++) {
+		if (stress_metrics[k].type != MP_METRIC_COUNTER)
+			continue;
+		family(&m, "report", &stress_metrics[k],
+		       " Summed over the scenario's runs.");
+		json_array_foreach(scs, i, sc) {
+			sum = 0;
+			json_array_foreach(json_object_get(sc, "runs"), j, run)
+				sum += json_u64(run_stress(run),
+						stress_metrics[k].key);
+			mp_metrics_u64(&m, "scenario",
+				       json_string_value(
+					       json_object_get(sc, "name")),
+				       sum);
+		}
+	}
+	return mp_metrics_end(&m);
+}
+
+int mp_metrics_write_compare(FILE *f, enum mp_metrics_format fmt,
+			     const json_t *doc)
+{
+	static const char *const verdicts[] = { "worse", "better", "same",
+						"unsure", "info" };
+	const json_t *row;
+	const char *verdict;
+	struct mp_metrics m;
+	uint64_t n;
+	size_t i, v;
+
+	mp_metrics_init(&m, f, fmt);
+	one(&m, "mpctl_compare_regressions", MP_METRIC_GAUGE,
+	    "Metrics that got worse from BASE to NEW.",
+	    json_u64(doc, "regressions"));
+	one(&m, "mpctl_compare_improvements", MP_METRIC_GAUGE,
+	    "Metrics that got better from BASE to NEW.",
+	    json_u64(doc, "improvements"));
+	mp_metrics_family(&m, "mpctl_compare_rows", MP_METRIC_GAUGE,
+			  "The comparison's rows, by verdict.");
+	for (v = 0; v < sizeof(verdicts) / sizeof(verdicts[0]); v++) {
+		n = 0;
+		json_array_foreach(json_object_get(doc, "rows"), i, row) {
+			verdict = json_string_value(
+				json_object_get(row, "verdict"));
+			n += verdict && !strcmp(verdict, verdicts[v]);
+		}
+		mp_metrics_u64(&m, "verdict", verdicts[v], n);
 	}
 	return mp_metrics_end(&m);
 }

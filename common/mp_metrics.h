@@ -47,7 +47,7 @@ struct mp_metrics {
 	struct mp_label labels[MP_METRICS_MAX_LABELS]; /* on every sample */
 	int nlabels;
 	/* the family being written */
-	const char *name;
+	char name[96];
 	enum mp_metric_type type;
 };
 
@@ -88,5 +88,31 @@ struct mp_listen_metrics {
 
 int mp_metrics_write_listen(FILE *f, enum mp_metrics_format fmt,
 			    const struct mp_listen_metrics *m);
+
+/* register's monitor: the requests it served, and the cgroup's events */
+struct mp_register_metrics {
+	const char *backend, *mode;
+	const struct mp_cgroup *cg; /* NULL: none */
+	uint64_t requests;	    /* reclaim requests read */
+	uint64_t chunks_requested;  /* the chunks they asked for */
+	uint64_t chunks_readded;    /* --keep: re-added, not freed */
+	uint64_t last_request_ns;   /* CLOCK_REALTIME, 0: none yet */
+};
+
+int mp_metrics_write_register(FILE *f, enum mp_metrics_format fmt,
+			      const struct mp_register_metrics *m);
+
+/*
+ * stress: a run's mpctl-stress document (requests, chunks asked and
+ * freed, OOM kills, peak usage); report: per scenario of an mpctl-report
+ * document, its status, runs and the same counters summed over its runs;
+ * report --compare: the verdicts of an mpctl-report-compare document.
+ */
+int mp_metrics_write_stress(FILE *f, enum mp_metrics_format fmt,
+			    const json_t *doc);
+int mp_metrics_write_report(FILE *f, enum mp_metrics_format fmt,
+			    const json_t *doc);
+int mp_metrics_write_compare(FILE *f, enum mp_metrics_format fmt,
+			     const json_t *doc);
 
 #endif
