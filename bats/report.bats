@@ -564,7 +564,7 @@ png_size() {
 	assert_output "mpctl report: '$np.neg': noise of hog hog_bogo_ops is not a percentage from 0 to 1000"
 	mpctl report --compare --noise "$BATS_TEST_TMPDIR/none.json" \
 		"$BATS_TEST_TMPDIR/base.json" "$FIX/report-vm612-R-dropped.json"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 66 ]
 	[ "${#lines[@]}" -eq 1 ]
 	# --noise goes with --compare
 	mpctl report --noise "$np" -i "$BATS_TEST_TMPDIR/base.json"
@@ -580,22 +580,49 @@ png_size() {
 	echo "$output" | jq -e '.rows | all(.min_effect_pct == 100000)'
 }
 
-@test "report --compare: another schema version or name is refused" {
+@test "report --compare: another schema version or name is a data error (65), a missing file 66" {
 	jq '.schema.version = 2' "$FIX/report-base.json" > "$BATS_TEST_TMPDIR/v2.json"
 	mpctl report --compare "$FIX/report-base.json" "$BATS_TEST_TMPDIR/v2.json"
-	[ "$status" -eq 1 ]
+	assert_failure 65
 	assert_output --partial "has schema version 2, this mpctl reads version 1 only"
 	jq '.scenarios[0].runs[0]' "$FIX/report-base.json" > "$BATS_TEST_TMPDIR/run.json"
 	mpctl report --compare "$BATS_TEST_TMPDIR/run.json" "$FIX/report-base.json"
-	[ "$status" -eq 1 ]
+	assert_failure 65
 	assert_output --regexp "is a '[a-z-]+' document, not 'mpctl-report'"
 	echo '{' > "$BATS_TEST_TMPDIR/bad.json"
 	mpctl report --compare "$BATS_TEST_TMPDIR/bad.json" "$FIX/report-base.json"
-	[ "$status" -eq 1 ]
+	assert_failure 65
 	assert_output --partial "cannot parse"
+	echo '{"a": 1}' > "$BATS_TEST_TMPDIR/other.json"
+	mpctl report --compare "$FIX/report-base.json" "$BATS_TEST_TMPDIR/other.json"
+	assert_failure 65
+	assert_output --partial "is not an mpctl document (no schema)"
+	jq '.scenarios = {}' "$FIX/report-base.json" > "$BATS_TEST_TMPDIR/noarr.json"
+	mpctl report --compare "$FIX/report-base.json" "$BATS_TEST_TMPDIR/noarr.json"
+	assert_failure 65
 	mpctl report --compare /nonexistent.json "$FIX/report-base.json"
-	[ "$status" -eq 1 ]
-	assert_output --partial "cannot open '/nonexistent.json'"
+	assert_failure 66
+	assert_output "mpctl report: cannot open '/nonexistent.json': No such file or directory"
+	mpctl report --compare "$FIX/report-base.json" "$BATS_TEST_TMPDIR"
+	assert_failure 66
+	assert_output "mpctl report: cannot read '$BATS_TEST_TMPDIR': Is a directory"
+}
+
+@test "report --input and --noise: a missing file is 66, a malformed one 65" {
+	local d=$BATS_TEST_TMPDIR
+	echo '{' > "$d/bad.json"
+	mpctl report --input "$d/none.json"
+	assert_failure 66
+	mpctl report --input "$d/bad.json"
+	assert_failure 65
+	mpctl report --input "$FIX/report-base.json" --json >/dev/null
+	jq '.schema.version = 9' "$FIX/report-base.json" > "$d/v9.json"
+	mpctl report --input "$d/v9.json"
+	assert_failure 65
+	mpctl report --compare --noise "$d/none.json" "$FIX/report-base.json" "$FIX/report-base.json"
+	assert_failure 66
+	mpctl report --compare --noise "$d/bad.json" "$FIX/report-base.json" "$FIX/report-base.json"
+	assert_failure 65
 }
 
 # a report of one scenario "s" whose runs have chunks_freed VALUES,

@@ -187,12 +187,15 @@ stress_cgroups() {
 	diff -u <(echo "$summary") <(echo "$output")
 }
 
-@test "stress --input: another document, or none, fails" {
+@test "stress --input: another document is a data error (65), none 66" {
 	mpctl stress --input "$ROOT/bats/fixtures/report-base.json"
-	assert_failure 1
+	assert_failure 65
 	assert_output --partial "is not an mpctl-stress document of version 2"
+	echo '{' > "$BATS_TEST_TMPDIR/bad.json"
+	mpctl stress --input "$BATS_TEST_TMPDIR/bad.json"
+	assert_failure 65
 	mpctl stress --input "$BATS_TEST_TMPDIR/none.json"
-	assert_failure 1
+	assert_failure 66
 }
 
 @test "stress: SIGINT ends the run early with the summary and JSON" {

@@ -389,7 +389,8 @@ static const struct argp stress_argp = {
 	"By default the run gets its own transient cgroup with --limit, "
 	"removed afterwards. Ctrl-C ends the run early and still reports. "
 	"Exit status: 0 the run completed; 1 runtime failure (e.g. the "
-	"engine was OOM-killed); 64 usage error; 69 no memory cgroup or "
+	"engine was OOM-killed); 64 usage error; 65 --input is not an "
+	"mpctl-stress document; 66 --input missing; 69 no memory cgroup or "
 	"pressure interface; 77 permission denied. See mpctl-stress(1).",
 	NULL,
 	NULL,
@@ -1001,7 +1002,7 @@ static int summarize_input(const char *path)
 		json_decref(doc);
 		cmd_error("'%s' is not an %s document of version %d", path,
 			  STRESS_SCHEMA, STRESS_SCHEMA_VERSION);
-		return MP_EXIT_FAILURE;
+		return MP_EXIT_DATAERR;
 	}
 	stress_summary_write(stdout, doc);
 	json_decref(doc);
