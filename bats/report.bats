@@ -984,7 +984,7 @@ synth() {
 	local d=$BATS_TEST_TMPDIR
 	echo data >"$d/f"
 	mpctl report --input "$d/missing.json" -o "$d/f" --svg "$d/g"
-	[ "$status" -eq 1 ]
+	assert_failure 66
 	[ ! -e "$d/g" ]
 	[ "$(cat "$d/f")" = data ]
 	[ -z "$(ls -A "$d" | grep '^\.')" ]

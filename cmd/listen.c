@@ -191,7 +191,8 @@ static const struct argp listen_argp = {
 	"(systemd.exec(5)) name the memory pressure file (/proc/pressure/"
 	"memory or a cgroup's memory.pressure; anything else is refused, 64) "
 	"and its trigger (base64); /dev/null means off (69). $NOTIFY_SOCKET "
-	"gets READY=1 once listening (a datagram not taken: one warning).",
+	"gets READY=1 once listening, STATUS= with the events seen (at most "
+	"once a second) and STOPPING=1 (a datagram not taken: one warning).",
 	NULL,
 	NULL,
 	NULL
@@ -459,7 +460,7 @@ static int send_status(const struct listen_opts *o, struct listener *l,
 		every = o->min_interval_ns;
 	l->status_due = false;
 	l->status_ns = mp_now_ns(CLOCK_MONOTONIC) + every;
-	/* "STATUS=1" alone: an update, without a state */
+	/* no state: an update, the STATUS= line alone */
 	return cmd_notify(*state ? msg : msg + 1);
 }
 

@@ -389,8 +389,9 @@ static const struct argp stress_argp = {
 	"By default the run gets its own transient cgroup with --limit, "
 	"removed afterwards. Ctrl-C ends the run early and still reports. "
 	"Exit status: 0 the run completed; 1 runtime failure (e.g. the "
-	"engine was OOM-killed); 64 usage error; 65 --input is not an "
-	"mpctl-stress document; 66 --input missing; 69 no memory cgroup or "
+	"engine was OOM-killed); 64 usage error; 65 a saved document to "
+	"summarize is not an mpctl-stress one; 66 it is missing; 69 no "
+	"memory cgroup or "
 	"pressure interface; 77 permission denied. See mpctl-stress(1).",
 	NULL,
 	NULL,
