@@ -121,3 +121,20 @@ pool_r_base() {
 		-o "$BATS_TEST_TMPDIR/base.json"
 	assert_success
 }
+
+# check_metrics FILE [FORMAT]: FILE is a valid exposition for its format's
+# own checker: promtool (prometheus, the default) or Debian's OpenMetrics
+# parser (openmetrics, through bats/openmetrics-check); their output on
+# failure
+check_metrics() {
+	local f=$1 fmt=${2:-prometheus} out
+	if [ "$fmt" = openmetrics ]; then
+		requires openmetrics
+		out=$("$ROOT/bats/openmetrics-check" <"$f" 2>&1) ||
+			fail "not OpenMetrics: $out"
+	else
+		requires prog:promtool
+		out=$(promtool check metrics <"$f" 2>&1) ||
+			fail "promtool check metrics: $out"
+	fi
+}

@@ -482,11 +482,33 @@ check_exposition() {
 	[ ! -e "$BATS_TEST_TMPDIR/-" ]
 	printf '%s\n' "$output" >m.prom
 	check_exposition m.prom
+	check_metrics m.prom
 	grep -qx "mpctl_listen_events_total{backend=\"memcg\",cgroup=\"/$MP_RUN_ID-metrics-stdout\",level=\"low\"} 0" m.prom
 	# stdout is the exposition's: JSON Lines cannot share it
 	mpctl listen -b memcg -c "$cg" -t 300ms --metrics - --json
 	assert_failure 64
 	assert_output --partial "--metrics - and --json both write to stdout"
+}
+
+@test "listen --metrics: passes promtool; --metrics-format openmetrics passes an OpenMetrics parser" {
+	requires root memcg
+	local cg fmt
+	cg=$(make_memcg metrics-om 64M)
+	cd "$BATS_TEST_TMPDIR"
+	for fmt in prometheus openmetrics; do
+		run --separate-stderr "$MPCTL_BIN" listen -b memcg -c "$cg" \
+			-t 300ms --metrics m.$fmt --metrics-format $fmt
+		assert_success
+		check_metrics m.$fmt $fmt
+	done
+	# a counter's family is NAME in OpenMetrics, NAME_total in the text format
+	grep -qx '# TYPE mpctl_listen_events counter' m.openmetrics
+	grep -qx '# TYPE mpctl_listen_events_total counter' m.prometheus
+	grep -qx "mpctl_listen_events_total{backend=\"memcg\",cgroup=\"/$MP_RUN_ID-metrics-om\",level=\"low\"} 0" m.openmetrics
+	[ "$(tail -n1 m.openmetrics)" = "# EOF" ]
+	mpctl listen -t 1s --metrics - --metrics-format json
+	assert_failure 64
+	assert_output --partial "invalid --metrics-format 'json': expected prometheus or openmetrics"
 }
 
 @test "listen: one cgroup given twice, in two spellings, is watched once" {

@@ -251,3 +251,28 @@ setup() {
 	assert_output --partial "mpctl register: cannot run 'touch': cannot join cgroup '$cg/invalid': Operation not supported"
 	[ ! -e "$BATS_TEST_TMPDIR/ran" ]
 }
+
+@test "register --metrics: the monitor's requests and chunks, for promtool and OpenMetrics" {
+	requires root memcg jq
+	local m=$BATS_TEST_TMPDIR/reg.prom o=$BATS_TEST_TMPDIR/reg.om
+	shrinker_cg reg-metrics 64M
+	monitor_bg register --chunk 1M --cgroup "$SCG" --chunks 200 --keep \
+		--count 2 --timeout 25s --json -v --metrics "$m"
+	spawn_in "${SCG_DIRS[@]}" -- sh -c "$(fill_cmd 300)"
+	wait_exit "$MP_BG_PID" 30
+	check_metrics "$m"
+	# the file counts what the JSON lines say
+	grep -qx "mpctl_register_requests_total{backend=\"[a-z]*\",mode=\"[a-z0-9-]*\",cgroup=\"/$MP_RUN_ID-reg-metrics\"} 2" "$m"
+	want=$(jq -s 'map(.request.chunks) | add' "$MP_BG_OUT")
+	grep -q "^mpctl_register_chunks_requested_total{.*} $want$" "$m"
+	# --keep re-adds every chunk: none freed
+	grep -q '^mpctl_register_chunks_freed_total{.*} 0$' "$m"
+	grep -q '^mpctl_memory_events_total{.*event="oom_kill"} [0-9]*$' "$m"
+	# --metrics - at the end, in OpenMetrics
+	run --separate-stderr "$MPCTL_BIN" register --chunk 1M --cgroup "$SCG" \
+		--timeout 300ms --metrics - --metrics-format openmetrics
+	assert_success
+	printf '%s\n' "$output" >"$o"
+	check_metrics "$o" openmetrics
+	grep -q '^mpctl_register_requests_total{.*} 0$' "$o"
+}

@@ -69,6 +69,23 @@ columns_line_up() {
 	done
 }
 
+@test "report --list --json: the scenarios as a JSON document" {
+	requires jq
+	run --separate-stderr "$MPCTL_BIN" report --list --json
+	assert_success
+	echo "$output" | jq -e '.schema.name == "mpctl-report-list" and
+		(.scenarios | length) >= 12 and
+		(.scenarios[] | select(.name == "shrinker") |
+			.standard == true and (.description | length > 0)) and
+		(.scenarios[] | select(.name == "strategy-psi") |
+			.standard == false)'
+	[ "$(echo "$output" | wc -l)" -eq 1 ]
+	run --separate-stderr "$MPCTL_BIN" report --list --pretty
+	assert_success
+	echo "$output" | jq -e '.scenarios | length >= 12'
+	[ "$(echo "$output" | wc -l)" -gt 1 ]
+}
+
 @test "report: usage errors are 64" {
 	mpctl report --compare "$FIX/report-base.json"
 	[ "$status" -eq 64 ]
@@ -577,7 +594,7 @@ columns_line_up() {
 	assert_output "mpctl report: '$np.neg': noise of hog hog_bogo_ops is not a percentage from 0 to 1000"
 	mpctl report --compare --noise "$BATS_TEST_TMPDIR/none.json" \
 		"$BATS_TEST_TMPDIR/base.json" "$FIX/report-vm612-R-dropped.json"
-	[ "$status" -eq 1 ]
+	[ "$status" -eq 66 ]
 	[ "${#lines[@]}" -eq 1 ]
 	# --noise goes with --compare
 	mpctl report --noise "$np" -i "$BATS_TEST_TMPDIR/base.json"
@@ -593,22 +610,49 @@ columns_line_up() {
 	echo "$output" | jq -e '.rows | all(.min_effect_pct == 100000)'
 }
 
-@test "report --compare: another schema version or name is refused" {
+@test "report --compare: another schema version or name is a data error (65), a missing file 66" {
 	jq '.schema.version = 2' "$FIX/report-base.json" > "$BATS_TEST_TMPDIR/v2.json"
 	mpctl report --compare "$FIX/report-base.json" "$BATS_TEST_TMPDIR/v2.json"
-	[ "$status" -eq 1 ]
+	assert_failure 65
 	assert_output --partial "has schema version 2, this mpctl reads version 1 only"
 	jq '.scenarios[0].runs[0]' "$FIX/report-base.json" > "$BATS_TEST_TMPDIR/run.json"
 	mpctl report --compare "$BATS_TEST_TMPDIR/run.json" "$FIX/report-base.json"
-	[ "$status" -eq 1 ]
+	assert_failure 65
 	assert_output --regexp "is a '[a-z-]+' document, not 'mpctl-report'"
 	echo '{' > "$BATS_TEST_TMPDIR/bad.json"
 	mpctl report --compare "$BATS_TEST_TMPDIR/bad.json" "$FIX/report-base.json"
-	[ "$status" -eq 1 ]
+	assert_failure 65
 	assert_output --partial "cannot parse"
+	echo '{"a": 1}' > "$BATS_TEST_TMPDIR/other.json"
+	mpctl report --compare "$FIX/report-base.json" "$BATS_TEST_TMPDIR/other.json"
+	assert_failure 65
+	assert_output --partial "is not an mpctl document (no schema)"
+	jq '.scenarios = {}' "$FIX/report-base.json" > "$BATS_TEST_TMPDIR/noarr.json"
+	mpctl report --compare "$FIX/report-base.json" "$BATS_TEST_TMPDIR/noarr.json"
+	assert_failure 65
 	mpctl report --compare /nonexistent.json "$FIX/report-base.json"
-	[ "$status" -eq 1 ]
-	assert_output --partial "cannot open '/nonexistent.json'"
+	assert_failure 66
+	assert_output "mpctl report: cannot open '/nonexistent.json': No such file or directory"
+	mpctl report --compare "$FIX/report-base.json" "$BATS_TEST_TMPDIR"
+	assert_failure 66
+	assert_output "mpctl report: cannot read '$BATS_TEST_TMPDIR': Is a directory"
+}
+
+@test "report --input and --noise: a missing file is 66, a malformed one 65" {
+	local d=$BATS_TEST_TMPDIR
+	echo '{' > "$d/bad.json"
+	mpctl report --input "$d/none.json"
+	assert_failure 66
+	mpctl report --input "$d/bad.json"
+	assert_failure 65
+	mpctl report --input "$FIX/report-base.json" --json >/dev/null
+	jq '.schema.version = 9' "$FIX/report-base.json" > "$d/v9.json"
+	mpctl report --input "$d/v9.json"
+	assert_failure 65
+	mpctl report --compare --noise "$d/none.json" "$FIX/report-base.json" "$FIX/report-base.json"
+	assert_failure 66
+	mpctl report --compare --noise "$d/bad.json" "$FIX/report-base.json" "$FIX/report-base.json"
+	assert_failure 65
 }
 
 # a report of one scenario "s" whose runs have chunks_freed VALUES,
@@ -851,6 +895,11 @@ strategy_fixture() {
 		"$FIX/report-vm612-R-dropped.json"
 	assert_failure 1
 	diff -u "$md" <(printf '%s\n' "$output")
+	# stdout holds one of them, not the markdown and the metrics mixed
+	mpctl report --compare --markdown - --metrics - \
+		"$BATS_TEST_TMPDIR/base.json" "$FIX/report-vm612-R-dropped.json"
+	assert_failure 64
+	assert_output "mpctl report: --metrics - and --markdown - both write to stdout: give one of them a file"
 }
 
 @test "report --compare --markdown: the harness README's comparison table is the tool's output" {
@@ -1157,7 +1206,7 @@ svg_panels() {
 	local d=$BATS_TEST_TMPDIR
 	echo data >"$d/f"
 	mpctl report --input "$d/missing.json" -o "$d/f" --svg "$d/g"
-	[ "$status" -eq 1 ]
+	assert_failure 66
 	[ ! -e "$d/g" ]
 	[ "$(cat "$d/f")" = data ]
 	[ -z "$(ls -A "$d" | grep '^\.')" ]
@@ -1423,4 +1472,51 @@ svg_panels() {
 	assert_failure 2
 	assert_output "compare-kernels: -E and -D exclude each other: -D boots the demos instead of NEW"
 	[ ! -e "$o" ]
+}
+
+@test "report: a skipped scenario says 'skipped: WHY' when reached, never 'running'" {
+	requires root
+	! mp_have_controller mempressure || skip "a patched kernel runs kernel-shrinker"
+	mpctl report -s kernel-shrinker -d 1s -r 1 --allow-empty \
+		-o "$BATS_TEST_TMPDIR/k.json"
+	assert_success
+	assert_line "mpctl report: scenario 'kernel-shrinker': skipped: no kernel shrinker: the same as 'shrinker' here"
+	refute_line --partial "running scenario 'kernel-shrinker'"
+}
+
+@test "report --metrics: per scenario its status, runs and counters; --compare its verdicts" {
+	local d=$BATS_TEST_TMPDIR fmt
+	requires jq
+	for fmt in prometheus openmetrics; do
+		mpctl report --input "$FIX/report-base.json" -q \
+			--metrics "$d/r.$fmt" --metrics-format $fmt
+		assert_success
+		check_metrics "$d/r.$fmt" $fmt
+		mpctl report -q --compare --allow-unsure --force \
+			"$FIX/report-base.json" "$FIX/report-regressed.json" \
+			--metrics "$d/c.$fmt" --metrics-format $fmt
+		assert_failure 1
+		check_metrics "$d/c.$fmt" $fmt
+	done
+	grep -qx 'mpctl_report_scenario_status{scenario="shrinker",status="ok"} 1' "$d/r.prometheus"
+	grep -qx "mpctl_report_runs{scenario=\"shrinker\"} $(jq '.scenarios[] | select(.name == "shrinker") | .runs | length' "$FIX/report-base.json")" "$d/r.prometheus"
+	want=$(jq '[.scenarios[] | select(.name == "shrinker") | .runs[].oom_kills] | add' "$FIX/report-base.json")
+	grep -qx "mpctl_report_oom_kills_total{scenario=\"shrinker\"} $want" "$d/r.prometheus"
+	grep -qx "mpctl_compare_regressions $(mpctl_json_compare .regressions)" "$d/c.prometheus"
+	grep -qx "mpctl_compare_improvements $(mpctl_json_compare .improvements)" "$d/c.prometheus"
+	grep -qx "mpctl_compare_rows{verdict=\"worse\"} $(mpctl_json_compare '[.rows[] | select(.verdict == "worse")] | length')" "$d/c.prometheus"
+	# '-' is stdout, in place of the tables
+	run --separate-stderr "$MPCTL_BIN" report --input "$FIX/report-base.json" --metrics -
+	assert_success
+	printf '%s\n' "$output" >"$d/r.out"
+	check_metrics "$d/r.out"
+	mpctl report --input "$FIX/report-base.json" --json --metrics -
+	assert_failure 64
+}
+
+# mpctl_json_compare FILTER: FILTER on the JSON comparison of the fixtures
+mpctl_json_compare() {
+	"$MPCTL_BIN" report --compare --allow-unsure --force --json \
+		"$FIX/report-base.json" "$FIX/report-regressed.json" 2>/dev/null |
+		jq "$1"
 }

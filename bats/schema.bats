@@ -67,7 +67,7 @@ split_report() {
 	assert_output "$(printf '%s\n' '[mpctl-listen 1]' '[mpctl-register 1]' \
 		'[mpctl-add 1]' '[mpctl-stress 2]' '[mpctl-report 1]' \
 		'[mpctl-report-listen 1]' '[mpctl-report-compare 2]' \
-		'[mpctl-info 1]')"
+		'[mpctl-info 1]' '[mpctl-report-list 1]')"
 	# no key twice in a section
 	run awk '/^\[/ { s = $0 } /^[a-z]/ { k = s " " $0; sub(/\?$/, "", k); if (c[k]++) print k }' "$KEYS"
 	assert_output ""
@@ -86,6 +86,14 @@ split_report() {
 		echo "$output" >"$BATS_TEST_TMPDIR/i-$t.json"
 		check_doc "$BATS_TEST_TMPDIR/i-$t.json"
 	done
+}
+
+@test "schema: report --list --json" {
+	requires jq
+	run --separate-stderr "$MPCTL_BIN" report --list --json
+	assert_success
+	echo "$output" >"$BATS_TEST_TMPDIR/list.json"
+	check_doc "$BATS_TEST_TMPDIR/list.json"
 }
 
 @test "schema: report --compare" {

@@ -187,12 +187,15 @@ stress_cgroups() {
 	diff -u <(echo "$summary") <(echo "$output")
 }
 
-@test "stress --input: another document, or none, fails" {
+@test "stress --input: another document is a data error (65), none 66" {
 	mpctl stress --input "$ROOT/bats/fixtures/report-base.json"
-	assert_failure 1
+	assert_failure 65
 	assert_output --partial "is not an mpctl-stress document of version 2"
+	echo '{' > "$BATS_TEST_TMPDIR/bad.json"
+	mpctl stress --input "$BATS_TEST_TMPDIR/bad.json"
+	assert_failure 65
 	mpctl stress --input "$BATS_TEST_TMPDIR/none.json"
-	assert_failure 1
+	assert_failure 66
 }
 
 @test "stress: SIGINT ends the run early with the summary and JSON" {
@@ -1194,4 +1197,26 @@ engine_of() {
 		--miss-cost 1us --limit 64M --duration 2m --json
 	jq -e '.oom_kills >= 1 and .vmstat.oom_kill >= .oom_kills and
 		.cgroup_counters.memory_events.oom_kill >= 1' <<<"$output"
+}
+
+@test "stress --metrics: the run's requests, chunks and OOM kills, for promtool and OpenMetrics" {
+	requires root memcg jq
+	local d=$BATS_TEST_TMPDIR
+	mpctl stress -d 2s -L 64M -q -o "$d/r.json" --metrics "$d/m.prom"
+	assert_success
+	check_metrics "$d/m.prom"
+	for k in reclaim_requests chunks_requested chunks_freed oom_kills; do
+		grep -q "^mpctl_stress_${k}_total{backend=\".*\",cgroup=\".*\"} $(jq ".$k" "$d/r.json")$" "$d/m.prom"
+	done
+	grep -q "^mpctl_stress_peak_usage_bytes{.*} $(jq .peak_usage_bytes "$d/r.json")$" "$d/m.prom"
+	# '-': the exposition on stdout instead of the summary
+	run --separate-stderr "$MPCTL_BIN" stress -d 1s -L 64M --metrics - \
+		--metrics-format openmetrics
+	assert_success
+	printf '%s\n' "$output" >"$d/m.om"
+	check_metrics "$d/m.om" openmetrics
+	refute_output --partial "reclaim requests"
+	mpctl stress -d 1s --json --metrics -
+	assert_failure 64
+	assert_output --partial "--metrics - and --json both write to stdout"
 }

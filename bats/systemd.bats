@@ -24,7 +24,7 @@ notify_recv() {
 	fail "notify-recv did not bind: $(cat "$BATS_TEST_TMPDIR/notify.err")"
 }
 
-@test "systemd: listen sends READY=1 once listening, STOPPING=1 at exit" {
+@test "systemd: listen sends READY=1 once listening, STOPPING=1 at exit, each with its STATUS=" {
 	requires root memcg
 	cg=$(make_memcg notify)
 	notify_recv "$BATS_TEST_TMPDIR/notify.sock" 2
@@ -33,9 +33,44 @@ notify_recv() {
 	mp_trace "mpctl listen (NOTIFY_SOCKET)"
 	assert_success
 	wait "$NR_PID"
+	# one datagram each, of two lines
+	run cat "$NR_OUT"
+	assert_output "$(printf '%s\n' READY=1 \
+		'STATUS=watching 1 cgroup, backend memcg, 0 events' \
+		STOPPING=1 \
+		'STATUS=stopped: watched 1 cgroup, backend memcg, 0 events')"
+}
+
+@test "systemd: listen's STATUS= counts the events, at most once a second" {
+	requires root memcg stress-ng
+	local cg t0 t1 n ev
+	cg=$(make_memcg notify-status 64M)
+	# more datagrams than can come: the receiver is stopped at the end
+	notify_recv "$BATS_TEST_TMPDIR/notify.sock" 100000
+	t0=$(date +%s%N)
+	NOTIFY_SOCKET=$BATS_TEST_TMPDIR/notify.sock \
+		mpctl_bg listen -b memcg -c "$cg" -n 200 -t 3s -v
+	spawn_in "$cg" -- stress-ng --vm 2 --vm-bytes 96M --timeout 20s -q
+	wait_exit "$MP_BG_PID" 30
+	t1=$(date +%s%N)
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^STOPPING=1$' "$NR_OUT" && break
+		sleep 0.1
+	done
+	kill "$NR_PID"
+	n=$(wc -l <"$MP_BG_OUT")
+	[ "$n" -gt 0 ] || skip "no event in 3 s"
 	run cat "$NR_OUT"
 	assert_line --index 0 READY=1
-	assert_line --index 1 STOPPING=1
+	assert_line --index 1 'STATUS=watching 1 cgroup, backend memcg, 0 events'
+	# the last: the events printed
+	ev=events
+	[ "$n" != 1 ] || ev=event
+	assert_line --index $((${#lines[@]} - 1)) \
+		"STATUS=stopped: watched 1 cgroup, backend memcg, $n $ev"
+	# between them, the running count, not more than once a second
+	run grep -c '^STATUS=watching 1 cgroup, backend memcg, [1-9][0-9]* events$' "$NR_OUT"
+	[ "$output" -le $(((t1 - t0) / 1000000000 + 1)) ]
 }
 
 @test "systemd: register notifies an abstract socket ('@name') once registered" {

@@ -9,7 +9,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stdio.h>
+
 #include "mp_err.h"
+#include "mp_metrics.h"
 
 #ifndef MPCTL_VERSION
 #define MPCTL_VERSION "0.0.0"
@@ -93,6 +96,39 @@ uint64_t cmd_arg_duration(struct argp_state *state, int key, const char *arg,
 			  unsigned int flags);
 /* a non-empty string */
 const char *cmd_arg_str(struct argp_state *state, int key, const char *arg);
+/*
+ * --metrics FILE and --metrics-format (cmd/metrics.c): FILE "-" is
+ * stdout, else FILE is replaced atomically by what write() makes.
+ */
+struct mp_output;
+struct cmd_metrics {
+	const char *path; /* NULL: no --metrics */
+	enum mp_metrics_format format;
+	struct mp_output *out; /* FILE opened, not yet written */
+};
+typedef int cmd_metrics_fn(FILE *f, enum mp_metrics_format fmt,
+			   const void *arg);
+/* the argp row of --metrics-format, the same in every command */
+#define CMD_METRICS_FORMAT_OPTION(key)                                              \
+	{                                                                           \
+		"metrics-format", key, "FORMAT", 0,                                 \
+			"--metrics in the Prometheus text format (prometheus, the " \
+			"default) or OpenMetrics (openmetrics)",                    \
+			0                                                           \
+	}
+/* --metrics FILE (format false) or --metrics-format FORMAT (true) */
+void cmd_arg_metrics(struct argp_state *state, int key, const char *arg,
+		     bool format, struct cmd_metrics *cm);
+bool cmd_metrics_stdout(const struct cmd_metrics *cm);
+/*
+ * Open FILE before a run, so that one that cannot be written fails before
+ * it, not after; 0 or -1 (told). cmd_metrics_abort() leaves it as it was.
+ */
+int cmd_metrics_open(struct cmd_metrics *cm);
+void cmd_metrics_abort(struct cmd_metrics *cm);
+/* write (FILE opened if it is not yet): 0, or -1 (told) */
+int cmd_metrics_write(struct cmd_metrics *cm, cmd_metrics_fn *write,
+		      const void *arg);
 /* MemTotal in bytes (what -L 50% is half of), 0 if unknown */
 uint64_t cmd_host_ram(void);
 

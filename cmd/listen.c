@@ -49,8 +49,8 @@ struct listen_opts {
 	bool quiet; /* -q: no informational lines, wins over -v */
 	bool realtime;
 	const char *exec;
-	const char *metrics;	  /* --metrics FILE */
-	uint64_t min_interval_ns; /* --min-interval: 0 for every event */
+	struct cmd_metrics metrics; /* --metrics FILE, --metrics-format */
+	uint64_t min_interval_ns;   /* --min-interval: 0 for every event */
 };
 
 enum {
@@ -58,6 +58,7 @@ enum {
 	OPT_SYSROOT,
 	OPT_REALTIME,
 	OPT_METRICS,
+	OPT_METRICS_FORMAT,
 	OPT_MIN_INTERVAL,
 };
 
@@ -85,6 +86,7 @@ static const struct argp_option options[] = {
 	  "the cgroup's memory event counters (for node_exporter's textfile "
 	  "collector), replaced atomically at each event; '-': on stdout "
 	  "once listening ends, instead of the event lines", 0 },
+	CMD_METRICS_FORMAT_OPTION(OPT_METRICS_FORMAT),
 	{ "min-interval", OPT_MIN_INTERVAL, "TIME", 0,
 	  "at most one line per cgroup every TIME (e.g. 10s): the first event "
 	  "at once, the others of the interval as one line at its end, with "
@@ -144,7 +146,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->exec = cmd_arg_str(state, key, arg);
 		break;
 	case OPT_METRICS:
-		o->metrics = cmd_arg_str(state, key, arg);
+	case OPT_METRICS_FORMAT:
+		cmd_arg_metrics(state, key, arg, key == OPT_METRICS_FORMAT,
+				&o->metrics);
 		break;
 	case OPT_MIN_INTERVAL:
 		o->min_interval_ns = cmd_arg_duration(state, key, arg, 0);
@@ -187,7 +191,8 @@ static const struct argp listen_argp = {
 	"(systemd.exec(5)) name the memory pressure file (/proc/pressure/"
 	"memory or a cgroup's memory.pressure; anything else is refused, 64) "
 	"and its trigger (base64); /dev/null means off (69). $NOTIFY_SOCKET "
-	"gets READY=1 once listening (a datagram not taken: one warning).",
+	"gets READY=1 once listening, STATUS= with the events seen (at most "
+	"once a second) and STOPPING=1 (a datagram not taken: one warning).",
 	NULL,
 	NULL,
 	NULL
@@ -196,7 +201,7 @@ static const struct argp listen_argp = {
 /* --metrics -: stdout is the exposition's, written once at the end */
 static bool metrics_stdout(const struct listen_opts *o)
 {
-	return o->metrics && !strcmp(o->metrics, "-");
+	return cmd_metrics_stdout(&o->metrics);
 }
 
 /* The event's document, or NULL (out of memory): never a partial one. */
@@ -374,6 +379,11 @@ static int print_event(const struct listen_opts *o, const struct mp_source *src,
 	return ret;
 }
 
+static int listen_metrics(FILE *f, enum mp_metrics_format fmt, const void *m)
+{
+	return mp_metrics_write_listen(f, fmt, m);
+}
+
 /*
  * --metrics: FILE replaced by the exposition as it is now, or, for "-",
  * the exposition on stdout once listening ends (final); 0 or -1 (told)
@@ -381,40 +391,11 @@ static int print_event(const struct listen_opts *o, const struct mp_source *src,
 static int write_metrics(const struct listen_opts *o,
 			 const struct mp_listen_metrics *m, bool final)
 {
-	struct mp_output out;
-	struct mp_err err;
-	FILE *f;
+	struct cmd_metrics cm = o->metrics; /* opened and closed each time */
 
-	if (!o->metrics)
+	if (metrics_stdout(o) && !final)
 		return 0;
-	if (metrics_stdout(o)) {
-		if (!final)
-			return 0;
-		if (mp_metrics_write(stdout, m) || fflush(stdout)) {
-			cmd_write_error(errno);
-			return -1;
-		}
-		return 0;
-	}
-	if (mp_output_open(&out, o->metrics, &err))
-		goto fail;
-	f = mp_output_stream(&out, &err);
-	if (!f) {
-		mp_output_abort(&out);
-		goto fail;
-	}
-	if (mp_metrics_write(f, m)) {
-		mp_errf(&err, MP_EXIT_FAILURE, errno ? errno : EIO,
-			"cannot write '%s'", o->metrics);
-		mp_output_abort(&out);
-		goto fail;
-	}
-	if (mp_output_commit(&out, &err))
-		goto fail;
-	return 0;
-fail:
-	cmd_fail(&err);
-	return -1;
+	return cmd_metrics_write(&cm, listen_metrics, m);
 }
 
 /* What a listener holds open: a source per cgroup and their group fd. */
@@ -428,6 +409,9 @@ struct listener {
 	int gfd;    /* readable when any source is; -1: one */
 	uint64_t seq;
 	struct mp_listen_metrics m;
+	/* STATUS= for the service manager: events not told yet, and when */
+	bool status_due;
+	uint64_t status_ns; /* the earliest next STATUS= (monotonic) */
 	/* --min-interval, per source: the events held for one line */
 	struct listen_held {
 		struct mp_event ev; /* the latest, highest level, summed count */
@@ -447,6 +431,47 @@ static int drop_source(struct listener *l, int i, const struct mp_err *err)
 	l->src[i] = NULL;
 	l->lost = true;
 	return --l->live ? 0 : -1;
+}
+
+/* STATUS= at most this often: once a second, or once per --min-interval */
+#define LISTEN_STATUS_NS 1000000000ULL
+
+/*
+ * Tell $NOTIFY_SOCKET (if set) STATE with a STATUS= line of what is
+ * watched and the events seen: "watching 1 cgroup, backend memcg, 3
+ * events" ("stopped: watched ..." once stopping). 0, or the status of a
+ * malformed $NOTIFY_SOCKET (told).
+ */
+static int send_status(const struct listen_opts *o, struct listener *l,
+		       const char *state)
+{
+	bool stopping = !strcmp(state, "STOPPING=1");
+	uint64_t n = 0, every = LISTEN_STATUS_NS;
+	int i, cgroups = stopping ? l->n : l->live;
+	char msg[256];
+
+	for (i = 0; i < MP_LEVEL_NR; i++)
+		n += l->m.events[i];
+	snprintf(msg, sizeof(msg),
+		 "%s\nSTATUS=%s %d cgroup%s, backend %s, %" PRIu64 " event%s",
+		 state, stopping ? "stopped: watched" : "watching", cgroups,
+		 cgroups == 1 ? "" : "s", l->m.backend, n, n == 1 ? "" : "s");
+	if (o->min_interval_ns > every)
+		every = o->min_interval_ns;
+	l->status_due = false;
+	l->status_ns = mp_now_ns(CLOCK_MONOTONIC) + every;
+	/* no state: an update, the STATUS= line alone */
+	return cmd_notify(*state ? msg : msg + 1);
+}
+
+/* events came: STATUS= now if the last one is old enough, else later */
+static void status_update(const struct listen_opts *o, struct listener *l)
+{
+	if (!l->ready)
+		return;
+	l->status_due = true;
+	if (mp_now_ns(CLOCK_MONOTONIC) >= l->status_ns)
+		send_status(o, l, "");
 }
 
 /* One line for source i, standing for n events: 0, 1 at --count, -1 */
@@ -527,10 +552,10 @@ static int flush_due(const struct listen_opts *o, struct listener *l,
 	return 0;
 }
 
-/* The earliest end of an interval holding events, or 0 */
+/* The earliest end of an interval holding events or STATUS= due, or 0 */
 static uint64_t next_flush(const struct listener *l)
 {
-	uint64_t t = 0;
+	uint64_t t = l->status_due ? l->status_ns : 0;
 	int i;
 
 	for (i = 0; i < l->n; i++)
@@ -559,6 +584,7 @@ static int pump_one(const struct listen_opts *o, struct listener *l, int i,
 	l->m.events[ev.level]++;
 	l->m.notifications[ev.level] += ev.count;
 	l->m.last_event_ns = ev.time_ns;
+	status_update(o, l);
 	if (hold(o, l, i, &ev))
 		return 0;
 	return emit(o, l, i, &ev, 1, w);
@@ -599,8 +625,6 @@ static int listen_pump(const struct listen_opts *o, struct listener *l,
 {
 	int i, ret;
 
-	l->m.backend = mp_backend_name(mp_source_backend(l->src[0]));
-	l->m.cg = mp_source_cgroup(l->src[0]);
 	if (write_metrics(o, &l->m, false))
 		return MP_EXIT_FAILURE;
 	for (;;) {
@@ -609,6 +633,9 @@ static int listen_pump(const struct listen_opts *o, struct listener *l,
 			l->lost = true;
 		if (ret <= 0)
 			break;
+		if (ret == 2 && l->status_due &&
+		    mp_now_ns(CLOCK_MONOTONIC) >= l->status_ns)
+			send_status(o, l, "");
 		ret = ret == 2 ? flush_due(o, l, w, false) : 0;
 		for (i = 0; !ret && i < l->n; i++)
 			if (l->src[i] && (ret = pump_one(o, l, i, w)))
@@ -699,15 +726,17 @@ static int listen_start(struct listen_opts *o, struct listener *l)
 		if (l->gfd < 0)
 			return cmd_fail(&err);
 	}
+	l->m.backend = mp_backend_name(mp_source_backend(l->src[0]));
+	l->m.cg = mp_source_cgroup(l->src[0]);
 	/* a service manager waiting for us ($NOTIFY_SOCKET): registered */
-	i = cmd_notify("READY=1");
+	i = send_status(o, l, "READY=1");
 	if (i)
 		return i;
 	l->ready = true;
 	return 0;
 }
 
-static void listen_stop(struct listener *l)
+static void listen_stop(const struct listen_opts *o, struct listener *l)
 {
 	int i;
 
@@ -720,7 +749,7 @@ static void listen_stop(struct listener *l)
 	}
 	/* best effort: the manager learns it anyway when we exit */
 	if (l->ready)
-		cmd_notify("STOPPING=1");
+		send_status(o, l, "STOPPING=1");
 	free(l);
 }
 
@@ -745,7 +774,7 @@ static int check_backend_opts(const struct listen_opts *o)
 			  "--metrics a file");
 		return MP_EXIT_USAGE;
 	}
-	if (o->metrics && o->ncgroup > 1) {
+	if (o->metrics.path && o->ncgroup > 1) {
 		cmd_error("--metrics describes one cgroup: give one -c");
 		return MP_EXIT_USAGE;
 	}
@@ -796,6 +825,6 @@ int cmd_listen(int argc, char **argv)
 out_waiter:
 	mp_waiter_close(&w);
 out:
-	listen_stop(l);
+	listen_stop(&o, l);
 	return ret;
 }

@@ -51,7 +51,8 @@ struct register_opts {
 	bool verbose;
 	bool quiet; /* -q: no informational lines, wins over -v */
 	bool join;
-	char **argv; /* COMMAND, NULL for a monitor */
+	char **argv;		    /* COMMAND, NULL for a monitor */
+	struct cmd_metrics metrics; /* monitor: --metrics, --metrics-format */
 };
 
 enum {
@@ -60,6 +61,8 @@ enum {
 	OPT_SYSROOT,
 	OPT_JOIN,
 	OPT_CHUNKS,
+	OPT_METRICS,
+	OPT_METRICS_FORMAT,
 };
 
 /* clang-format off */
@@ -84,6 +87,12 @@ static const struct argp_option options[] = {
 	{ "count", 'n', "N", 0, "monitor: exit 0 after N requests", 0 },
 	{ "timeout", 't', "TIME", 0, "monitor: exit 0 after TIME", 0 },
 	{ "json", 'j', NULL, 0, "monitor: print JSON Lines", 0 },
+	{ "metrics", OPT_METRICS, "FILE", 0,
+	  "monitor: keep FILE the Prometheus exposition of the requests "
+	  "served (requests, chunks asked and freed) and the cgroup's memory "
+	  "events (OOM kills), replaced atomically at each request; '-': on "
+	  "stdout once monitoring ends, instead of the request lines", 0 },
+	CMD_METRICS_FORMAT_OPTION(OPT_METRICS_FORMAT),
 	{ "verbose", 'v', NULL, 0,
 	  "say on stderr how the shrinker is registered", 0 },
 	{ "quiet", 'q', NULL, 0,
@@ -133,6 +142,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'j':
 		o->json = true;
 		break;
+	case OPT_METRICS:
+	case OPT_METRICS_FORMAT:
+		cmd_arg_metrics(state, key, arg, key == OPT_METRICS_FORMAT,
+				&o->metrics);
+		break;
 	case 'v':
 		o->verbose = true;
 		break;
@@ -152,11 +166,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (!o->chunk_set)
 			cmd_argerr(state, "--chunk SIZE is required");
 		if (o->argv && (o->count || o->timeout_set || o->json ||
-				o->keep || o->chunks))
+				o->keep || o->chunks || o->metrics.path))
 			cmd_argerr(state,
-				   "--chunks, --keep, --count, "
-				   "--timeout and --json are for the monitor "
+				   "--chunks, --keep, --count, --timeout, "
+				   "--json and --metrics are for the monitor "
 				   "(no COMMAND)");
+		if (cmd_metrics_stdout(&o->metrics) && o->json)
+			cmd_argerr(state, "--metrics - and --json both write "
+					  "to stdout: give --metrics a file");
 		if (!o->argv && o->join)
 			cmd_argerr(state, "--join needs a COMMAND");
 		break;
@@ -260,20 +277,35 @@ static int print_request(const struct register_opts *o,
 	return ret;
 }
 
-static int monitor(const struct register_opts *o, struct mp_shrinker *sh,
-		   int sfd)
+static int register_metrics(FILE *f, enum mp_metrics_format fmt, const void *rm)
 {
-	struct mp_waiter w = { .sfd = sfd };
-	uint64_t seq = 0, chunks, moves = 0;
+	return mp_metrics_write_register(f, fmt, rm);
+}
+
+/*
+ * --metrics: FILE replaced by the exposition as it is now, or for "-", on
+ * stdout once monitoring ends (final); 0 or -1 (told)
+ */
+static int write_metrics(const struct register_opts *o,
+			 const struct mp_register_metrics *rm, bool final)
+{
+	struct cmd_metrics cm = o->metrics; /* opened and closed each time */
+
+	if (cmd_metrics_stdout(&cm) && !final)
+		return 0;
+	return cmd_metrics_write(&cm, register_metrics, rm);
+}
+
+/* The request loop, until --count, --timeout, a signal or an error. */
+static int serve(const struct register_opts *o, struct mp_shrinker *sh,
+		 struct mp_waiter *w, struct mp_register_metrics *rm)
+{
+	uint64_t chunks, moves = 0;
 	struct mp_err err;
 	int ret;
 
-	if (o->chunks && mp_shrinker_add(sh, o->chunks, &err))
-		return cmd_fail(&err);
-	if (o->timeout_ns)
-		w.deadline = mp_now_ns(CLOCK_MONOTONIC) + o->timeout_ns;
 	for (;;) {
-		ret = cmd_wait(&w, mp_shrinker_fd(sh));
+		ret = cmd_wait(w, mp_shrinker_fd(sh));
 		if (ret <= 0)
 			return ret ? MP_EXIT_FAILURE : MP_EXIT_OK;
 		ret = mp_shrinker_read(sh, &chunks, &err);
@@ -286,15 +318,48 @@ static int monitor(const struct register_opts *o, struct mp_shrinker *sh,
 		}
 		if (!ret || !chunks)
 			continue;
-		if (print_request(o, sh, chunks, ++seq)) {
+		rm->requests++;
+		rm->chunks_requested += chunks;
+		rm->last_request_ns = mp_now_ns(CLOCK_REALTIME);
+		if (!cmd_metrics_stdout(&o->metrics) &&
+		    print_request(o, sh, chunks, rm->requests)) {
 			cmd_write_error(errno);
 			return MP_EXIT_FAILURE;
 		}
-		if (o->keep && mp_shrinker_add(sh, chunks, &err))
-			return cmd_fail(&err);
-		if (o->count && seq >= (uint64_t)o->count)
+		if (o->keep) {
+			if (mp_shrinker_add(sh, chunks, &err))
+				return cmd_fail(&err);
+			rm->chunks_readded += chunks;
+		}
+		if (write_metrics(o, rm, false))
+			return MP_EXIT_FAILURE;
+		if (o->count && rm->requests >= (uint64_t)o->count)
 			return MP_EXIT_OK;
 	}
+}
+
+static int monitor(const struct register_opts *o, struct mp_shrinker *sh,
+		   int sfd)
+{
+	struct mp_register_metrics rm = {
+		.backend = mp_backend_name(mp_shrinker_backend(sh)),
+		.mode = mp_shrinker_mode_name(mp_shrinker_mode(sh)),
+		.cg = mp_shrinker_cgroup(sh),
+	};
+	struct mp_waiter w = { .sfd = sfd };
+	struct mp_err err;
+	int ret;
+
+	if (o->chunks && mp_shrinker_add(sh, o->chunks, &err))
+		return cmd_fail(&err);
+	if (write_metrics(o, &rm, false))
+		return MP_EXIT_FAILURE;
+	if (o->timeout_ns)
+		w.deadline = mp_now_ns(CLOCK_MONOTONIC) + o->timeout_ns;
+	ret = serve(o, sh, &w, &rm);
+	if (write_metrics(o, &rm, true) && !ret)
+		ret = MP_EXIT_FAILURE;
+	return ret;
 }
 
 /*

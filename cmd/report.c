@@ -24,6 +24,9 @@
 #include "mp_svg.h"
 #include "suite.h"
 
+#define REPORT_LIST_SCHEMA	   "mpctl-report-list"
+#define REPORT_LIST_SCHEMA_VERSION 1
+
 struct report_opts {
 	bool json;
 	bool pretty;
@@ -47,6 +50,7 @@ struct report_opts {
 	bool force;
 	const char *args[2];
 	int nr_args;
+	struct cmd_metrics metrics; /* --metrics FILE, --metrics-format */
 };
 
 enum {
@@ -66,6 +70,8 @@ enum {
 	OPT_KCIDB,
 	OPT_KCIDB_SET,
 	OPT_MARKDOWN,
+	OPT_METRICS,
+	OPT_METRICS_FORMAT,
 };
 
 /* clang-format off */
@@ -88,6 +94,11 @@ static const struct argp_option options[] = {
 	  "create the runs' cgroups under this cgroup (default: as mpctl "
 	  "stress does)", 0 },
 	{ "list", OPT_LIST, NULL, 0, "list the scenarios and exit", 0 },
+	{ "metrics", OPT_METRICS, "FILE", 0,
+	  "write metrics to FILE as a Prometheus exposition: per scenario its "
+	  "status, runs, requests, chunks asked and freed and OOM kills; with "
+	  "--compare, the verdicts; '-': on stdout instead of the tables", 0 },
+	CMD_METRICS_FORMAT_OPTION(OPT_METRICS_FORMAT),
 	{ "compare", OPT_COMPARE, NULL, 0,
 	  "compare two reports: --compare BASE.json NEW.json", 0 },
 	{ "threshold", OPT_THRESHOLD, "PCT", 0,
@@ -180,6 +191,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LIST:
 		o->list = true;
+		break;
+	case OPT_METRICS:
+	case OPT_METRICS_FORMAT:
+		cmd_arg_metrics(state, key, arg, key == OPT_METRICS_FORMAT,
+				&o->metrics);
 		break;
 	case OPT_COMPARE:
 		o->compare = true;
@@ -277,9 +293,10 @@ static const struct argp report_argp = {
 	"Exit status: 0 success (--compare: no regression); 1 failure, a "
 	"scenario failed, or --compare found a regression (whatever else "
 	"holds); 64 usage error; "
-	"65 --compare: a report is incomplete, has a failed or missing "
+	"65 an input that is not JSON or not a report; --compare: a report "
+	"is incomplete, has a failed or missing "
 	"scenario, no scenario that ran or no metrics, or too few runs for "
-	"a verdict; "
+	"a verdict; 66 an input file missing; "
 	"69 no such kernel interface; 77 permission denied; 129, 130, 143 "
 	"stopped by SIGHUP, SIGINT, SIGTERM (the document is still written, "
 	"marked incomplete). "
@@ -561,7 +578,17 @@ static int compare_kcidb(const struct report_opts *o, const json_t *cur,
 	return status ? status : ret;
 }
 
-static int do_compare(const struct report_opts *o)
+static int compare_metrics(FILE *f, enum mp_metrics_format fmt, const void *cmp)
+{
+	return mp_metrics_write_compare(f, fmt, cmp);
+}
+
+static int report_metrics(FILE *f, enum mp_metrics_format fmt, const void *doc)
+{
+	return mp_metrics_write_report(f, fmt, doc);
+}
+
+static int do_compare(struct report_opts *o)
 {
 	struct mp_compare_opts copts = {
 		.min_effect_pct = o->threshold,
@@ -615,9 +642,11 @@ static int do_compare(const struct report_opts *o)
 	cmp = mp_report_compare(base, cur, &copts, &err);
 	if (!cmp)
 		goto fail;
-	if (o->json && !o->quiet)
+	if (cmd_metrics_stdout(&o->metrics) || o->quiet)
+		; /* stdout is the metrics', or nothing's */
+	else if (o->json)
 		mp_json_emit(stdout, cmp, o->pretty);
-	else if (!o->quiet && !markdown_stdout(o) &&
+	else if (!markdown_stdout(o) &&
 		 mp_compare_write(stdout, cmp, MP_TABLE_TEXT, &err))
 		goto fail;
 	ret = compare_status(o, cmp);
@@ -625,6 +654,8 @@ static int do_compare(const struct report_opts *o)
 		ret = ret ? ret : MP_EXIT_FAILURE;
 	md_open = false;
 	ret = compare_kcidb(o, cur, cmp, ret);
+	if (cmd_metrics_write(&o->metrics, compare_metrics, cmp) && !ret)
+		ret = MP_EXIT_FAILURE;
 	goto out;
 fail:
 	ret = cmd_fail(&err);
@@ -639,36 +670,69 @@ out:
 	return ret;
 }
 
-/* the scenarios and what each runs, as a table without a header */
-static int list_scenarios(void)
+/* --list: a table of the scenarios, or with --json the mpctl-report-list doc */
+static int list_scenarios(const struct report_opts *o)
 {
 	static const struct mp_table_col cols[] = { { "scenario" },
 						    { "description" } };
-	struct mp_table *t = mp_table_new(cols, 2);
+	struct mp_table *t = NULL;
+	json_t *doc = NULL, *scs = NULL;
 	const char *name, *description;
 	struct mp_err err;
 	size_t i;
 	int ret;
 
-	if (!t) {
-		mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "--list");
-		return cmd_fail(&err);
+	if (!o->json) {
+		t = mp_table_new(cols, 2);
+		if (!t) {
+			mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "--list");
+			return cmd_fail(&err);
+		}
+		mp_table_no_header(t);
+		for (i = 0; (name = report_suite_scenario(i, &description));
+		     i++)
+			mp_table_row(t, (const char *[]){ name, description });
+		ret = mp_table_write(stdout, t, MP_TABLE_TEXT, "", &err);
+		mp_table_free(t);
+		return ret ? cmd_fail(&err) : MP_EXIT_OK;
 	}
-	mp_table_no_header(t);
+	ret = MP_EXIT_OK;
+	scs = json_array();
+	if (!scs)
+		goto nomem;
 	for (i = 0; (name = report_suite_scenario(i, &description)); i++)
-		mp_table_row(t, (const char *[]){ name, description });
-	ret = mp_table_write(stdout, t, MP_TABLE_TEXT, "", &err);
-	mp_table_free(t);
-	return ret ? cmd_fail(&err) : MP_EXIT_OK;
+		if (json_array_append_new(scs,
+					  json_pack("{s:s, s:s, s:b}", "name",
+						    name, "description",
+						    description, "standard",
+						    report_suite_standard(i))))
+			goto nomem;
+	doc = mp_json_doc(REPORT_LIST_SCHEMA, REPORT_LIST_SCHEMA_VERSION);
+	if (!doc || json_object_set(doc, "scenarios", scs))
+		goto nomem;
+	if (mp_json_emit(stdout, doc, o->pretty))
+		ret = MP_EXIT_FAILURE;
+	goto out;
+nomem:
+	cmd_error("out of memory");
+	ret = MP_EXIT_FAILURE;
+out:
+	json_decref(scs);
+	json_decref(doc);
+	return ret;
 }
 
 /* the suite's progress and messages, on stderr */
-static void on_starting(const char *scenario, void *arg)
+static void on_starting(const char *scenario, const char *why, void *arg)
 {
 	const struct report_opts *o = arg;
 	char dur[32];
 
-	if (o->verbose || (!o->quiet && (!o->json || o->output)))
+	if (!o->verbose && (o->quiet || (o->json && !o->output)))
+		return;
+	if (why)
+		cmd_error("scenario '%s': skipped: %s", scenario, why);
+	else
 		cmd_error("running scenario '%s' (%lld x %s)", scenario,
 			  o->suite.repeat,
 			  mp_fmt_duration(o->suite.duration_ns, dur,
@@ -732,6 +796,10 @@ static int report_run(struct report_opts *o)
 	for (i = 0; i < 4; i++)
 		files[i].fn = fns[i];
 	ret = files_open(files, 5);
+	if (!ret && cmd_metrics_open(&o->metrics)) {
+		files_abort(files, 5);
+		ret = MP_EXIT_FAILURE;
+	}
 	if (ret)
 		goto out;
 	if (o->input)
@@ -753,13 +821,17 @@ static int report_run(struct report_opts *o)
 	else if (o->kcidb)
 		ret = kcidb_write(files + 4, o, doc, NULL);
 	if (!ret) {
-		if (o->json && !o->output && !o->quiet)
+		if (cmd_metrics_stdout(&o->metrics))
+			; /* stdout is the metrics' */
+		else if (o->json && !o->output && !o->quiet)
 			ret = mp_json_emit(stdout, doc, o->pretty) ?
 				      MP_EXIT_FAILURE :
 				      0;
 		else if (!o->json && !o->quiet && !markdown_stdout(o))
 			ret = print_tables(doc);
 	}
+	if (!ret && cmd_metrics_write(&o->metrics, report_metrics, doc))
+		ret = MP_EXIT_FAILURE;
 	/* a report in which nothing ran measured nothing: not a success */
 	if (!ret && !failed && !o->input && !o->allow_empty &&
 	    !report_suite_signal() && nothing_ran(doc)) {
@@ -775,6 +847,7 @@ static int report_run(struct report_opts *o)
 	if (sig)
 		ret = 128 + sig;
 out:
+	cmd_metrics_abort(&o->metrics);
 	free(files);
 	return ret;
 }
@@ -795,8 +868,18 @@ int cmd_report(int argc, char **argv)
 
 	o.suite.arg = &o;
 	cmd_argp_parse(&report_argp, argc, argv, &o);
+	if (cmd_metrics_stdout(&o.metrics) && o.json && !o.output) {
+		cmd_error("--metrics - and --json both write to stdout: give "
+			  "one of them a file");
+		return MP_EXIT_USAGE;
+	}
+	if (cmd_metrics_stdout(&o.metrics) && markdown_stdout(&o)) {
+		cmd_error("--metrics - and --markdown - both write to stdout: "
+			  "give one of them a file");
+		return MP_EXIT_USAGE;
+	}
 	if (o.list)
-		return list_scenarios();
+		return list_scenarios(&o);
 	if (o.compare)
 		return do_compare(&o);
 	return report_run(&o);

@@ -45,6 +45,7 @@ struct stress_opts {
 	const char *chunk_arg; /* --chunk as given */
 	const char *stop_arg;  /* --stop-answering as given */
 	const char *input;     /* hidden --input: a saved document's summary */
+	struct cmd_metrics metrics; /* --metrics FILE, --metrics-format */
 };
 
 enum {
@@ -72,6 +73,8 @@ enum {
 	OPT_ANSWER_DELAY,
 	OPT_STOP_ANSWERING,
 	OPT_COTENANT,
+	OPT_METRICS,
+	OPT_METRICS_FORMAT,
 };
 
 /* clang-format off */
@@ -154,6 +157,11 @@ static const struct argp_option options[] = {
 	{ "quiet", 'q', NULL, 0,
 	  "print nothing but errors (no summary, progress or JSON on stdout; "
 	  "--output is still written)", 0 },
+	{ "metrics", OPT_METRICS, "FILE", 0,
+	  "write the run's metrics (requests, chunks asked and freed, OOM "
+	  "kills) to FILE as a Prometheus exposition once it ends; '-': on "
+	  "stdout instead of the summary", 0 },
+	CMD_METRICS_FORMAT_OPTION(OPT_METRICS_FORMAT),
 	{ "verbose", 'v', NULL, 0,
 	  "say on stderr how the run was set up (backend, shrinker, cgroup) "
 	  "and why it ended", 0 },
@@ -323,6 +331,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_INPUT:
 		so->input = cmd_arg_str(state, key, arg);
 		break;
+	case OPT_METRICS:
+	case OPT_METRICS_FORMAT:
+		cmd_arg_metrics(state, key, arg, key == OPT_METRICS_FORMAT,
+				&so->metrics);
+		break;
 	case OPT_TARGET:
 		o->target = cmd_arg_frac(state, key, arg, 0, 0.99,
 					 CMD_FRAC_ABOVE);
@@ -376,7 +389,9 @@ static const struct argp stress_argp = {
 	"By default the run gets its own transient cgroup with --limit, "
 	"removed afterwards. Ctrl-C ends the run early and still reports. "
 	"Exit status: 0 the run completed; 1 runtime failure (e.g. the "
-	"engine was OOM-killed); 64 usage error; 69 no memory cgroup or "
+	"engine was OOM-killed); 64 usage error; 65 a saved document to "
+	"summarize is not an mpctl-stress one; 66 it is missing; 69 no "
+	"memory cgroup or "
 	"pressure interface; 77 permission denied. See mpctl-stress(1).",
 	NULL,
 	NULL,
@@ -857,6 +872,11 @@ static bool hog_failed(const struct stress_opts *so,
 	return true;
 }
 
+static int stress_metrics(FILE *f, enum mp_metrics_format fmt, const void *doc)
+{
+	return mp_metrics_write_stress(f, fmt, doc);
+}
+
 /* a run's result and its output file: on the heap, 33 KB together */
 struct stress_frame {
 	struct stress_result res;
@@ -870,11 +890,16 @@ static int stress(struct stress_opts *so)
 	struct stress_frame *f;
 	bool have_out = false;
 	struct mp_err err;
-	int ret, w, lock, others;
+	int ret, w, lock = -1, others;
 	json_t *doc;
 
 	if (stress_check(o, &err))
 		return usage_or_fail(&err);
+	if (cmd_metrics_stdout(&so->metrics) && so->json && !so->output) {
+		cmd_error("--metrics - and --json both write to stdout: give "
+			  "one of them a file");
+		return MP_EXIT_USAGE;
+	}
 	f = calloc(1, sizeof(*f));
 	if (!f) {
 		mp_errf(&err, MP_EXIT_FAILURE, ENOMEM, "stress");
@@ -888,6 +913,9 @@ static int stress(struct stress_opts *so)
 		}
 		have_out = true;
 	}
+	ret = cmd_metrics_open(&so->metrics) ? MP_EXIT_FAILURE : 0;
+	if (ret)
+		goto out;
 	ret = claim_cgroup(so, &lock, &others);
 	if (ret)
 		goto out;
@@ -920,9 +948,11 @@ static int stress(struct stress_opts *so)
 	if (!doc)
 		cmd_error("cannot build the JSON document: %s",
 			  strerror(errno));
-	else if (!so->json && !so->quiet)
+	else if (!so->json && !so->quiet && !cmd_metrics_stdout(&so->metrics))
 		stress_summary_write(stdout, doc);
 	w = doc ? write_output(so, &f->out, &have_out, doc) : -2;
+	if (w == 0 && cmd_metrics_write(&so->metrics, stress_metrics, doc))
+		w = -2;
 	json_decref(doc);
 	if (w == -2) {
 		ret = MP_EXIT_FAILURE;
@@ -954,6 +984,7 @@ out:
 	/* the run never got to write it: an existing file stays as it was */
 	if (have_out)
 		mp_output_abort(&f->out);
+	cmd_metrics_abort(&so->metrics);
 	if (lock >= 0)
 		close(lock);
 	free(f);
@@ -973,7 +1004,7 @@ static int summarize_input(const char *path)
 		json_decref(doc);
 		cmd_error("'%s' is not an %s document of version %d", path,
 			  STRESS_SCHEMA, STRESS_SCHEMA_VERSION);
-		return MP_EXIT_FAILURE;
+		return MP_EXIT_DATAERR;
 	}
 	stress_summary_write(stdout, doc);
 	json_decref(doc);

@@ -16,7 +16,8 @@ enum {
 	MP_EXIT_OK = 0,
 	MP_EXIT_FAILURE = 1,
 	MP_EXIT_USAGE = 64,	  /* EX_USAGE, argp's default */
-	MP_EXIT_DATAERR = 65,	  /* EX_DATAERR: nothing to compare */
+	MP_EXIT_DATAERR = 65,	  /* EX_DATAERR: an input is malformed */
+	MP_EXIT_NOINPUT = 66,	  /* EX_NOINPUT: an input file is missing */
 	MP_EXIT_UNAVAILABLE = 69, /* EX_UNAVAILABLE: interface absent */
 	MP_EXIT_NOPERM = 77,	  /* EX_NOPERM */
 };

@@ -55,8 +55,10 @@ int mp_notify(const char *state, struct mp_err *err)
 	    !failed) {
 		/* the manager gone or restarting: told once, never fatal */
 		failed = true;
-		mp_errf(err, MP_EXIT_FAILURE, errno, "cannot notify '%s' of %s",
-			path, state);
+		/* its first line: "READY=1", not the STATUS= after it */
+		mp_errf(err, MP_EXIT_FAILURE, errno,
+			"cannot notify '%s' of %.*s", path,
+			(int)strcspn(state, "\n"), state);
 		ret = 1;
 	}
 	close(fd);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mp_json.h"
 #include "mp_rank.h"
@@ -632,16 +633,16 @@ int mp_report_check(const json_t *doc, const char *what, struct mp_err *err)
 	json_t *ver = json_object_get(s, "version");
 
 	if (!json_is_object(doc) || !name)
-		return mp_errf(err, MP_EXIT_FAILURE, 0,
+		return mp_errf(err, MP_EXIT_DATAERR, 0,
 			       "'%s' is not an mpctl document (no schema)",
 			       what);
 	if (strcmp(name, MP_REPORT_SCHEMA))
-		return mp_errf(err, MP_EXIT_FAILURE, 0,
+		return mp_errf(err, MP_EXIT_DATAERR, 0,
 			       "'%s' is a '%s' document, not '%s'", what, name,
 			       MP_REPORT_SCHEMA);
 	if (!json_is_integer(ver) ||
 	    json_integer_value(ver) != MP_REPORT_SCHEMA_VERSION)
-		return mp_errf(err, MP_EXIT_FAILURE, 0,
+		return mp_errf(err, MP_EXIT_DATAERR, 0,
 			       "'%s' has schema version %lld, this mpctl "
 			       "reads version %d only",
 			       what,
@@ -650,7 +651,7 @@ int mp_report_check(const json_t *doc, const char *what, struct mp_err *err)
 				       -1LL,
 			       MP_REPORT_SCHEMA_VERSION);
 	if (!json_is_array(json_object_get(doc, "scenarios")))
-		return mp_errf(err, MP_EXIT_FAILURE, 0,
+		return mp_errf(err, MP_EXIT_DATAERR, 0,
 			       "'%s' has no \"scenarios\" array", what);
 	return check_names(doc, what, err);
 }
@@ -699,19 +700,33 @@ json_t *mp_json_load_file(const char *path, struct mp_err *err)
 	json_t *doc;
 	FILE *f;
 
+	struct stat st;
+
 	if (!strcmp(path, "-")) {
 		doc = json_loadf(stdin, 0, &jerr);
 	} else {
 		f = fopen(path, "r");
 		if (!f) {
-			mp_errf(err, -1, errno, "cannot open '%s'", path);
+			/* missing: 66; unreadable: 77 (EACCES) */
+			mp_errf(err,
+				errno == ENOENT || errno == ENOTDIR ?
+					MP_EXIT_NOINPUT :
+					-1,
+				errno, "cannot open '%s'", path);
+			return NULL;
+		}
+		if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+			fclose(f);
+			mp_errf(err, MP_EXIT_NOINPUT, EISDIR,
+				"cannot read '%s'", path);
 			return NULL;
 		}
 		doc = json_loadf(f, 0, &jerr);
 		fclose(f);
 	}
+	/* what is there is not JSON: a data error */
 	if (!doc)
-		mp_errf(err, MP_EXIT_FAILURE, 0,
+		mp_errf(err, MP_EXIT_DATAERR, 0,
 			"cannot parse '%s': line %d: %s", path, jerr.line,
 			jerr.text);
 	return doc;

@@ -5,11 +5,11 @@
 
 _mpctl_commands="listen register add stress report info"
 
-_mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --min-interval --json --exec --metrics --realtime --verbose --quiet --sysroot --help --usage --version"
-_mpctl_opts_register="--backend --cgroup --chunk --chunks --count --emulate --help --join --json --keep --timeout --usage --verbose --quiet --version"
+_mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --min-interval --json --exec --metrics --metrics-format --realtime --verbose --quiet --sysroot --help --usage --version"
+_mpctl_opts_register="--backend --cgroup --chunk --chunks --count --emulate --help --join --json --keep --metrics --metrics-format --timeout --usage --verbose --quiet --version"
 _mpctl_opts_add="--help --json --quiet --timeout --usage --version --wait"
-_mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-early-warning --no-throttle --swap --parent --until-freed --force --strategy --miss-cost --seed --free --no-populate --lazyfree --answer-delay --stop-answering --cotenant --quiet --verbose"
-_mpctl_opts_report="--allow-empty --allow-unsure --force --alpha --compare --noise --duration --help --html --input --json --limit --list --markdown --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent --quiet --verbose --kcidb --kcidb-set"
+_mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-early-warning --no-throttle --swap --parent --until-freed --force --strategy --miss-cost --seed --free --no-populate --lazyfree --answer-delay --stop-answering --cotenant --metrics --metrics-format --quiet --verbose"
+_mpctl_opts_report="--allow-empty --allow-unsure --force --alpha --compare --noise --duration --help --html --input --json --limit --list --markdown --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent --quiet --verbose --kcidb --kcidb-set --metrics --metrics-format"
 _mpctl_opts_info="--cgroup --help --json --pretty --sysroot --usage --version"
 
 _mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker kernel-shrinker-max kernel-shrinker-late kernel-shrinker-noswap kernel-shrinker-stopped strategy-none strategy-madv-free strategy-psi strategy-kernel strategy-kernel-lazyfree strategy-kernel-munmap strategy-reclaim-agent"
@@ -69,6 +69,7 @@ _mpctl_values() {
 	--high) echo "off" ;;
 	--strategy) echo "none madv-free psi kernel kernel-lazyfree reclaim-agent" ;;
 	--free) echo "reuse munmap free" ;;
+	--metrics-format) echo "prometheus openmetrics" ;;
 	--kcidb-set) echo "origin= checkout_id= build_id= tree_name= git_repository_url= git_repository_branch= git_commit_hash= git_commit_name= patchset_hash= config_name= config_url= compiler= log_url=" ;;
 	esac
 }

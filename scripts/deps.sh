@@ -13,7 +13,9 @@ set -euo pipefail
 run=(build-essential pkg-config libjansson-dev zlib1g-dev stress-ng)
 # the host tests
 host=(bats bats-assert bats-support jq mandoc util-linux librsvg2-bin procps
-      clang-format python3-jsonschema)
+      clang-format python3-jsonschema
+      # the metrics' checkers: promtool and an OpenMetrics parser
+      prometheus python3-prometheus-client)
 # the VM tests: the patched kernels and their initramfs
 vm=(qemu-system-x86 linux-source-6.12 linux-source-6.1 busybox-static
     bash-static flex bison bc libelf-dev libssl-dev cpio xz-utils gzip

@@ -924,7 +924,25 @@ static const char *no_memory_reclaim(const struct suite *su,
 	return NULL;
 }
 
-static json_t *run_scenario(struct suite *su, const struct scenario *s)
+/* why scenario s cannot run here (it is skipped), NULL if it can */
+static const char *skip_reason(const struct suite *su, const struct scenario *s)
+{
+	struct mp_err err;
+
+	if (s->hog_pct && !have_stress_ng())
+		return "stress-ng is not installed";
+	if (s->needs_kernel_shrinker &&
+	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &err))
+		return s->strategy   ? KERNEL_ONLY :
+		       s->why_kernel ? s->why_kernel :
+				       "no kernel shrinker: the same as "
+				       "'shrinker' here";
+	return no_memory_reclaim(su, s);
+}
+
+/* scenario s's runs, or skipped for why (non-NULL) */
+static json_t *run_scenario(struct suite *su, const struct scenario *s,
+			    const char *why)
 {
 	json_t *sc = json_object(), *runs = json_array(), *run;
 	struct mp_err err, msg;
@@ -933,29 +951,9 @@ static json_t *run_scenario(struct suite *su, const struct scenario *s)
 	json_object_set_new(sc, "name", json_string(s->name));
 	json_object_set_new(sc, "description", json_string(s->description));
 	json_object_set_new(sc, "runs", runs);
-	if (s->hog_pct && !have_stress_ng()) {
+	if (why) {
 		json_object_set_new(sc, "status", json_string("skipped"));
-		json_object_set_new(sc, "reason",
-				    json_string("stress-ng is not installed"));
-		return sc;
-	}
-	if (s->needs_kernel_shrinker &&
-	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &err)) {
-		json_object_set_new(sc, "status", json_string("skipped"));
-		json_object_set_new(
-			sc, "reason",
-			json_string(
-				s->strategy ?
-					KERNEL_ONLY :
-				s->why_kernel ?
-					s->why_kernel :
-					"no kernel shrinker: the same as 'shrinker' here"));
-		return sc;
-	}
-	if (no_memory_reclaim(su, s)) {
-		json_object_set_new(sc, "status", json_string("skipped"));
-		json_object_set_new(sc, "reason",
-				    json_string(no_memory_reclaim(su, s)));
+		json_object_set_new(sc, "reason", json_string(why));
 		return sc;
 	}
 	for (i = 0; i < su->cfg->repeat && !report_signal; i++) {
@@ -969,8 +967,8 @@ static json_t *run_scenario(struct suite *su, const struct scenario *s)
 			json_object_set_new(sc, "reason", json_string(err.msg));
 			if (!skip)
 				su->failed = true;
-			mp_errf(&msg, err.status, 0, "scenario '%s': %s",
-				s->name, err.msg);
+			mp_errf(&msg, err.status, 0, "scenario '%s': %s%s",
+				s->name, skip ? "skipped: " : "", err.msg);
 			warn(su, &msg);
 			break;
 		}
@@ -1015,6 +1013,7 @@ static json_t *run_suite(struct suite *su)
 	const struct report_suite_cfg *o = su->cfg;
 	json_t *doc = mp_json_doc(MP_REPORT_SCHEMA, MP_REPORT_SCHEMA_VERSION);
 	json_t *scs = json_array();
+	const char *why;
 	char when[64];
 	time_t t = time(NULL);
 	struct tm tm;
@@ -1030,9 +1029,11 @@ static json_t *run_suite(struct suite *su)
 	for (i = 0; i < NR_SCENARIOS && !report_signal; i++) {
 		if (!selected(o, &scenarios[i]))
 			continue;
+		why = skip_reason(su, &scenarios[i]);
 		if (o->starting)
-			o->starting(scenarios[i].name, o->arg);
-		json_array_append_new(scs, run_scenario(su, &scenarios[i]));
+			o->starting(scenarios[i].name, why, o->arg);
+		json_array_append_new(scs,
+				      run_scenario(su, &scenarios[i], why));
 	}
 	json_object_set_new(doc, "complete", json_boolean(!report_signal));
 	if (report_signal)
@@ -1071,6 +1072,11 @@ const char *report_suite_scenario(size_t i, const char **description)
 	if (description)
 		*description = scenarios[i].description;
 	return scenarios[i].name;
+}
+
+bool report_suite_standard(size_t i)
+{
+	return i < NR_SCENARIOS && !scenarios[i].strategy;
 }
 
 /*

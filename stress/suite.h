@@ -36,8 +36,9 @@ struct report_suite_cfg {
 	const char *stress_args[REPORT_SUITE_MAX_STRESS_ARGS];
 	int nr_stress_args;
 	const char *parent; /* where the runs' cgroups go, NULL: default */
-	/* before a scenario runs */
-	void (*starting)(const char *scenario, void *arg);
+	/* when a scenario is reached: why is NULL when it runs, else why it
+	 * is skipped */
+	void (*starting)(const char *scenario, const char *why, void *arg);
 	/* a scenario that failed or was skipped, a cgroup left behind */
 	void (*warn)(const struct mp_err *msg, void *arg);
 	/* a line "mpctl listen" wrote to its stderr, without its newline */
@@ -50,6 +51,9 @@ struct report_suite_cfg {
  * for --list and for checking --scenario.
  */
 const char *report_suite_scenario(size_t i, const char **description);
+
+/* whether scenario i runs without --scenario (the standard suite) */
+bool report_suite_standard(size_t i);
 
 /*
  * Run the selected scenarios and return the report document: "complete"

@@ -83,6 +83,8 @@ mp_have_controller() {
 #   mpctl         the mpctl under test ($MPCTL_BIN) exists
 #   jq, stress-ng, prog:NAME
 #                 the program is on $PATH
+#   openmetrics   Debian's python3-prometheus-client (its OpenMetrics
+#                 parser, for bats/openmetrics-check)
 requires() {
 	local w r
 	for w in "$@"; do
@@ -115,6 +117,10 @@ requires() {
 		mpctl)
 			[ -x "${MPCTL_BIN:-}" ] ||
 				skip "no mpctl at '${MPCTL_BIN:-}'" ;;
+		openmetrics)
+			/usr/bin/python3 -c 'import prometheus_client.openmetrics.parser' \
+				2>/dev/null ||
+				skip "no python3-prometheus-client (OpenMetrics parser)" ;;
 		jq | stress-ng | prog:*)
 			command -v "${w#prog:}" >/dev/null ||
 				skip "no ${w#prog:} on \$PATH" ;;
