@@ -818,38 +818,6 @@ static int usage_or_fail(const struct mp_err *err)
 }
 
 /*
- * --cgroup: claimed for this run (mp_cg_claim()), so that a second run
- * there is refused; *others: the processes already in it, for a warning
- * once the run has taken place. *fd: the claim, -1 without one. 0 or the
- * exit status (told).
- * TODO at merge: resolve once, in stress_cgroups_setup() (stress/run.c).
- */
-static int claim_cgroup(const struct stress_opts *so, int *fd, int *others)
-{
-	const struct mp_cgroup *cg;
-	struct mp_target *t;
-	struct mp_err err;
-	int ret = 0;
-
-	*fd = -1;
-	*others = 0;
-	if (!so->cfg.cgroup)
-		return 0;
-	t = malloc(sizeof(*t));
-	if (!t)
-		return 0; /* the run finds out */
-	mp_target_resolve(so->cfg.cgroup, t);
-	/* one that does not resolve: the run says why */
-	if (mp_target_get(t, MP_ROLE_MEMORY, &cg, NULL))
-		goto out;
-	if (mp_cg_claim(cg, fd, others, &err))
-		ret = cmd_fail(&err);
-out:
-	free(t);
-	return ret;
-}
-
-/*
  * The hog ended before the run with a failure (stress-ng refused its
  * arguments, or was killed): the run was not beside a hog, as asked.
  * Said, true; the document keeps its exit status.
@@ -890,7 +858,7 @@ static int stress(struct stress_opts *so)
 	struct stress_frame *f;
 	bool have_out = false;
 	struct mp_err err;
-	int ret, w, lock = -1, others;
+	int ret, w, others;
 	json_t *doc;
 
 	if (stress_check(o, &err))
@@ -916,9 +884,6 @@ static int stress(struct stress_opts *so)
 	ret = cmd_metrics_open(&so->metrics) ? MP_EXIT_FAILURE : 0;
 	if (ret)
 		goto out;
-	ret = claim_cgroup(so, &lock, &others);
-	if (ret)
-		goto out;
 	if (!so->quiet && progress_wanted()) {
 		o->progress = progress;
 		o->progress_arg = so;
@@ -931,6 +896,7 @@ static int stress(struct stress_opts *so)
 		goto out;
 	}
 	/* said once the run took place, before its results */
+	others = f->res.cgroup_others;
 	if (others && !so->quiet)
 		cmd_error("warning: cgroup '%s' has %d other process%s: %s the "
 			  "limit, and %s memory counts in the results",
@@ -985,8 +951,6 @@ out:
 	if (have_out)
 		mp_output_abort(&f->out);
 	cmd_metrics_abort(&so->metrics);
-	if (lock >= 0)
-		close(lock);
 	free(f);
 	return ret;
 }

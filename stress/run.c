@@ -80,6 +80,9 @@ int stress_cgroups_setup(struct stress_cgroups *c,
 			return mp_errf(err, -1, errno,
 				       "cannot write to cgroup '%s'",
 				       c->cg->path);
+		/* a second run there is refused while this one holds it */
+		if (mp_cg_claim(c->cg, &c->claim_fd, &c->others, err))
+			return -1;
 	} else {
 		if (mp_parent_acquire(cfg->parent, "stress", &c->parent, err))
 			return -1;
@@ -120,6 +123,9 @@ void stress_cgroups_remove(struct stress_cgroups *c)
 	mp_target_remove(&c->tgt, 5000);
 	mp_parent_release(&c->parent);
 	c->hog_created = c->engine_created = c->created = false;
+	if (c->claim_fd >= 0)
+		close(c->claim_fd);
+	c->claim_fd = -1;
 }
 
 /* ---- the run ---- */
@@ -909,6 +915,7 @@ static int prepare(struct run *r, struct mp_err *err)
 		return -1;
 	snprintf(res->cgroup, sizeof(res->cgroup), "%s", r->c.cg->path);
 	res->transient = r->c.created;
+	res->cgroup_others = r->c.others;
 	scfg.target = &r->c.tgt;
 	/* kernel shrinker: the usage early warning beside it, unless told */
 	scfg.early_warning = !cfg->no_early_warning;
@@ -1009,6 +1016,7 @@ int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 			       "cannot set up the run");
 	*r = (struct run){ .cfg = cfg,
 			   .res = res,
+			   .c = { .claim_fd = -1 },
 			   .sfd = -1,
 			   .tfd = -1,
 			   .shm_fd = -1,

@@ -107,6 +107,9 @@ struct stress_cgroups {
 	/* into the targets: memory cgroups of the run, engine, hog; NULL mp_cg: none apart */
 	const struct mp_cgroup *cg, *engine_cg, *hog_cg, *mp_cg;
 	bool created, engine_created, hog_created;
+	/* --cgroup: claimed for the run (mp_cg_claim()), -1 without one */
+	int claim_fd;
+	int others; /* processes already in --cgroup */
 };
 
 struct stress_result {
@@ -122,6 +125,7 @@ struct stress_result {
 	struct mp_shrinker_stats ss;
 	uint64_t events[MP_LEVEL_NR];
 	char cgroup[PATH_MAX]; /* path in the hierarchy, "/" for the host */
+	int cgroup_others; /* processes already in --cgroup: they share it */
 	bool transient;
 	uint64_t high_bytes; /* memory.high / soft limit, 0 if none */
 	uint64_t limit;	     /* the limit the run worked against */
