@@ -77,3 +77,25 @@ half_suite() {
 	grep -q 'TMPDIR=$htmp bats --tap' "$ROOT/scripts/check.sh"
 	grep -q '^	tap_empty_dir "$tapdir/host.tap" "$htmp"' "$ROOT/scripts/check.sh"
 }
+
+@test "check: the end of the log says again what failed, with its diagnostics" {
+	. "$ROOT/scripts/tap.sh"
+	tapdir=$BATS_TEST_TMPDIR/tap
+	mkdir "$tapdir"
+	printf '1..4\nok 1 a\nnot ok 2 b\n# (in test file x.bats, line 7)\n#   `false'"'"' failed\nok 3 c\n' >"$tapdir/a.tap"
+	printf 'not ok - vmtest 6.1: the VM run failed\n' >"$tapdir/b.tap"
+	run tap_failures "$tapdir"/*.tap
+	assert_success
+	assert_line --index 0 "a.tap: not ok 2 b"
+	assert_line --index 1 "    # (in test file x.bats, line 7)"
+	assert_line --index 2 "    #   \`false' failed"
+	# the result the plan promised and that never came
+	assert_line --index 3 "a.tap: 1 of 4 planned results never came"
+	assert_line --index 4 "b.tap: not ok - vmtest 6.1: the VM run failed"
+	[ "${#lines[@]}" -eq 5 ]
+	# a passing result's comments are not a failure's
+	printf '1..1\nok 1 a\n# note\n' >"$tapdir/c.tap"
+	run tap_failures "$tapdir/c.tap"
+	assert_output ''
+	grep -q '^	tap_failures "$tapdir"/\*.tap' "$ROOT/scripts/check.sh"
+}

@@ -244,5 +244,9 @@ fi
 
 # every result, and every result a plan promised that never came
 tap_count "$tapdir"/*.tap
+if [ "$tap_failed" -gt 0 ]; then
+	echo "== what failed"
+	tap_failures "$tapdir"/*.tap
+fi
 echo "$tap_passed passed, $tap_failed failed, $tap_skipped skipped"
 [ "$tap_failed" -eq 0 ] && [ "$tap_passed" -gt 0 ]

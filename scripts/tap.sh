@@ -7,6 +7,10 @@
 #     results: results missing from a plan (a suite killed half-way) are
 #     failures, one each, and said on stderr. "ok ... # skip" is skipped;
 #     unnumbered results ("not ok - ...") count, outside any plan.
+# tap_failures FILE...  prints every failed result again with the lines
+#     of diagnostics that follow it (at most 8), and every plan's missing
+#     results, so that the end of a long, truncated log still says what
+#     failed.
 # tap_status FILE STATUS NAME  appends "not ok - NAME exited with status
 #     STATUS" to FILE when the runner failed (STATUS != 0): a runner that
 #     dies or fails without a "not ok" line must not pass.
@@ -32,6 +36,22 @@ tap_count() {
 		tap_passed=$((tap_passed + p))
 		tap_skipped=$((tap_skipped + s))
 		tap_failed=$((tap_failed + n + missing))
+	done
+}
+
+tap_failures() {
+	local f plan results
+
+	for f; do
+		awk -v f="${f##*/}" '
+			/^not ok / { print f ": " $0; d = 8; next }
+			d > 0 && /^#/ { print "    " $0; d--; next }
+			{ d = 0 }' "$f"
+		plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$f" |
+			awk '{ t += $1 } END { print t + 0 }')
+		results=$(grep -Ec '^(not )?ok [0-9]' "$f") || :
+		[ "$plan" -le "$results" ] ||
+			echo "${f##*/}: $((plan - results)) of $plan planned results never came"
 	done
 }
 
