@@ -532,6 +532,14 @@ check_exposition() {
 	assert_output --partial "invalid --metrics-format 'json': expected prometheus or openmetrics"
 }
 
+@test "--metrics-format without --metrics is a usage error in every command" {
+	local c
+	for c in listen register stress report; do
+		run -64 "$MPCTL_BIN" "$c" --metrics-format openmetrics
+		assert_output --partial "mpctl $c: --metrics-format needs --metrics FILE"
+	done
+}
+
 @test "listen: one cgroup given twice, in two spellings, is watched once" {
 	requires root memcg
 	local cg

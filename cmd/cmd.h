@@ -105,6 +105,7 @@ struct cmd_metrics {
 	const char *path; /* NULL: no --metrics */
 	enum mp_metrics_format format;
 	struct mp_output *out; /* FILE opened, not yet written */
+	bool format_set; /* --metrics-format given */
 };
 typedef int cmd_metrics_fn(FILE *f, enum mp_metrics_format fmt,
 			   const void *arg);
@@ -120,6 +121,8 @@ typedef int cmd_metrics_fn(FILE *f, enum mp_metrics_format fmt,
 void cmd_arg_metrics(struct argp_state *state, int key, const char *arg,
 		     bool format, struct cmd_metrics *cm);
 bool cmd_metrics_stdout(const struct cmd_metrics *cm);
+/* at ARGP_KEY_END: --metrics-format without --metrics is a usage error */
+void cmd_metrics_check(struct argp_state *state, const struct cmd_metrics *cm);
 /*
  * Open FILE before a run, so that one that cannot be written fails before
  * it, not after; 0 or -1 (told). cmd_metrics_abort() leaves it as it was.

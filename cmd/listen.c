@@ -171,6 +171,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_ARG:
 		cmd_argerr(state, "unexpected argument '%s'", arg);
 		break;
+	case ARGP_KEY_END:
+		cmd_metrics_check(state, &o->metrics);
+		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}

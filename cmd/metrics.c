@@ -24,6 +24,14 @@ void cmd_arg_metrics(struct argp_state *state, int key, const char *arg,
 			   "invalid --metrics-format '%s': expected "
 			   "prometheus or openmetrics",
 			   arg);
+	else
+		cm->format_set = true;
+}
+
+void cmd_metrics_check(struct argp_state *state, const struct cmd_metrics *cm)
+{
+	if (cm->format_set && !cm->path)
+		cmd_argerr(state, "--metrics-format needs --metrics FILE");
 }
 
 bool cmd_metrics_stdout(const struct cmd_metrics *cm)

@@ -163,6 +163,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->argv = state->argv + state->next;
 		break;
 	case ARGP_KEY_END:
+		cmd_metrics_check(state, &o->metrics);
 		if (!o->chunk_set)
 			cmd_argerr(state, "--chunk SIZE is required");
 		if (o->argv && (o->count || o->timeout_set || o->json ||

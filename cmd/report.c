@@ -259,6 +259,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->args[o->nr_args++] = arg;
 		break;
 	case ARGP_KEY_END:
+		cmd_metrics_check(state, &o->metrics);
 		if (o->compare && o->nr_args != 2)
 			cmd_argerr(state, "--compare needs BASE.json and "
 					  "NEW.json");

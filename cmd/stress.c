@@ -360,6 +360,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		cmd_argerr(state, "unexpected argument '%s'", arg);
 		break;
 	case ARGP_KEY_END:
+		cmd_metrics_check(state, &so->metrics);
 		if (o->cgroup && o->parent)
 			cmd_argerr(state,
 				   "--cgroup and --parent exclude each other");
