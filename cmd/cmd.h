@@ -105,7 +105,7 @@ struct cmd_metrics {
 	const char *path; /* NULL: no --metrics */
 	enum mp_metrics_format format;
 	struct mp_output *out; /* FILE opened, not yet written */
-	bool format_set; /* --metrics-format given */
+	bool format_set;       /* --metrics-format given */
 };
 typedef int cmd_metrics_fn(FILE *f, enum mp_metrics_format fmt,
 			   const void *arg);
