@@ -14,6 +14,10 @@
 #   mpctl.filter=RE   run only the tests whose name matches RE (no spaces)
 #   mpctl.zram=0      no zram swap
 #   mpctl.timeout=S   per-test timeout (default 300)
+#   mpctl.host_suites=0  leave out the host suites replayed in the VM
+#                     (*-host-suites.bats): they test mpctl on a layout,
+#                     not the kernel, so make check runs them on one
+#                     kernel only
 #   mpctl.boot=GROUP  which suites: v2 (default) those of /mpctl/bats/vm
 #                     without "-v1-" or "-v2pure-" in their name (but not
 #                     their tests tagged "det"), v2det only those tests
@@ -131,6 +135,14 @@ scale) suites=(/mpctl/bats/vm-bench/*-scale.bats) ;;
 trace) suites=(/mpctl/bats/vm-bench/*-trace.bats) ;;
 *) echo "MPCTL-INIT unknown mpctl.boot=$group"; exit 1 ;;
 esac
+if [ "$(arg host_suites 1)" = 0 ]; then
+	kept=()
+	for f in "${suites[@]}"; do
+		case $f in *-host-suites.bats) ;; *) kept+=("$f") ;; esac
+	done
+	suites=("${kept[@]}")
+	echo "MPCTL-INIT host suites left out (mpctl.host_suites=0)"
+fi
 echo "MPCTL-INIT boot group $group: ${suites[*]##*/}"
 
 t0=$(cut -d' ' -f1 /proc/uptime)
