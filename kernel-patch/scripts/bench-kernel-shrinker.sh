@@ -26,8 +26,8 @@
 # counts as the guest's own stall only beyond that gap.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 
 runs=10 lru_gen= preempt= boots="bench-v2 bench-v1" label=
 usage() {

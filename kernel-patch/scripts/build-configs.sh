@@ -25,8 +25,8 @@ set -euo pipefail
 kver=${1:-}
 [ -n "$kver" ] || { echo "usage: build-configs.sh KVER [VARIANT...]" >&2; exit 64; }
 shift
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 bdir=$(realpath -m "$top/build/linux-$kver")
 src=$bdir/src
 [ -f "$src/mm/mempressure.c" ] ||

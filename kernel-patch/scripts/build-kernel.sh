@@ -31,8 +31,8 @@ set -euo pipefail
 kver=${1:?usage: build-kernel.sh KVER [DEBUG]}
 debug=${2:-0}
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 cfgdir=$top/kernel-patch/config
 series_dir=${KPATCH_SERIES_DIR:-$top/kernel-patch/$kver}
 tarball=${KPATCH_SOURCE:-/usr/src/linux-source-$kver.tar.xz}
@@ -52,8 +52,7 @@ fi
 out=$bdir/out-$flavour
 log=$bdir/build-$flavour.log
 
-msg() { printf 'build-kernel %s/%s: %s\n' "$kver" "$flavour" "$*" >&2; }
-die() { msg "$*"; exit 1; }
+prog="build-kernel $kver/$flavour"
 
 hash_files() { cat "$@" | sha256sum | cut -d' ' -f1; }
 

@@ -128,8 +128,8 @@
 # VMTEST_MEM, VMTEST_SMP, VMTEST_ACCEL (tcg mode): see qemu-cmd.sh.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 
 duration=3s
 repeat=3
@@ -157,29 +157,26 @@ lru_gen=
 noise=default
 relru=()
 
-msg() { printf 'compare-kernels: %s\n' "$*" >&2; }
-die() { msg "$*"; exit 2; }
-usage() { sed -n '4,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
-posint() { case $2 in '' | *[!0-9]*) msg "-$1 '$2': a number"; usage ;; esac; }
+die_status=2
 
 while getopts M:S:b:n:U:c:Cd:r:s:t:Z:a:e:j:o:BK:k:N:D:RPVg:L:E:h opt; do
 	case $opt in
 	M) mode=$OPTARG ;;
 	S) shift_=$OPTARG ;;
-	b) posint b "$OPTARG"; base_boots=$OPTARG ;;
-	n) posint n "$OPTARG"; new_boots=$OPTARG ;;
-	c) posint c "$OPTARG"; controls=$OPTARG ;;
+	b) uint -b "$OPTARG"; base_boots=$OPTARG ;;
+	n) uint -n "$OPTARG"; new_boots=$OPTARG ;;
+	c) uint -c "$OPTARG"; controls=$OPTARG ;;
 	U) use_base=$(realpath "$OPTARG") ;;
 	C) controls=1 ;;
-	E) posint E "$OPTARG"; new_controls=$OPTARG ;;
+	E) uint -E "$OPTARG"; new_controls=$OPTARG ;;
 	d) duration=$OPTARG ;;
 	r) repeat=$OPTARG ;;
 	s) scen+=("-s" "$OPTARG") ;;
 	t) threshold=$OPTARG ;;
 	Z) noise=$OPTARG ;;
 	a) alpha=$OPTARG ;;
-	e) posint e "$OPTARG"; seed0=$OPTARG ;;
-	j) posint j "$OPTARG"; jobs=$OPTARG ;;
+	e) uint -e "$OPTARG"; seed0=$OPTARG ;;
+	j) uint -j "$OPTARG"; jobs=$OPTARG ;;
 	o) out=$(realpath -m "$OPTARG") ;;
 	B) build=0 ;;
 	K) base_image=$(realpath "$OPTARG") ;;

@@ -38,13 +38,11 @@
 # build, VM or report failed); 64 usage.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 out=$top/build/compare-stock
 build=1
 
-msg() { printf 'compare-stock: %s\n' "$*" >&2; }
-usage() { sed -n '4,/^set -eu/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 
 while getopts o:Bh opt; do
 	case $opt in

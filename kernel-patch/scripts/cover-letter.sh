@@ -13,8 +13,8 @@ set -euo pipefail
 
 kver=${1:?usage: cover-letter.sh KVER GITDIR}
 git=${2:?usage: cover-letter.sh KVER GITDIR}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 base=$(git -C "$git" rev-list --max-parents=0 HEAD)
 n=$(git -C "$git" rev-list --count "$base..HEAD")
 

@@ -22,11 +22,9 @@
 # does not have.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 
-msg() { printf 'debian-source: %s\n' "$*" >&2; }
-usage() { sed -n '4,/^set -eu/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
 
 [ $# = 2 ] || usage
 kver=$1 ver=$2

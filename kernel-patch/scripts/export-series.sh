@@ -14,7 +14,8 @@ set -euo pipefail
 
 kver=${1:?usage: export-series.sh KVER GITDIR [BASE]}
 git=${2:?usage: export-series.sh KVER GITDIR [BASE]}
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 dir=$(cd "$here/../$kver" && pwd)
 base=${3:-$(git -C "$git" rev-list --max-parents=0 HEAD)}
 

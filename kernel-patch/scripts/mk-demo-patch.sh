@@ -43,7 +43,8 @@ series=${1:?usage: mk-demo-patch.sh SERIES_DIR OUT_DIR}
 outdir=${2:?usage: mk-demo-patch.sh SERIES_DIR OUT_DIR}
 file=mm/mempressure.c
 
-die() { printf 'mk-demo-patch: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 
 patches=()
 for p in "$series"/0*.patch; do

@@ -20,16 +20,15 @@ debug=${2:-0}
 flavour=plain
 [ "$debug" = 1 ] && flavour=debug
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 vdir=$top/build/vm-$kver
 kdir=$(realpath -m "$top/build/linux-$kver")
 src=$kdir/src
 root=$vdir/root-$flavour
 out=$vdir/initramfs-$flavour.cpio.gz
 
-msg() { printf 'mk-initramfs %s/%s: %s\n' "$kver" "$flavour" "$*" >&2; }
-die() { msg "$*"; exit 1; }
+prog="mk-initramfs $kver/$flavour"
 
 for f in /bin/busybox /bin/bash-static /usr/bin/bats /usr/bin/stress-ng \
 	 /usr/bin/jq /usr/lib/bats/bats-support/load.bash \

@@ -31,8 +31,8 @@
 #    "noise": {"<scenario>": {"<metric>": <spread %>, ...}, ...}}
 set -euo pipefail
 
-usage() { sed -n '4,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 64; }
-die() { printf 'noise-profile: %s\n' "$*" >&2; exit 1; }
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 
 out=
 while getopts o:h opt; do

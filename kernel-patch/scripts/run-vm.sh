@@ -38,16 +38,15 @@ debug=${2:-0}
 flavour=plain
 [ "$debug" = 1 ] && flavour=debug
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-top=$(cd "$here/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
 vdir=$top/build/vm-$kver
 image=${VMTEST_IMAGE:-$top/build/linux-$kver/bzImage-$flavour}
 initrd=$vdir/initramfs-$flavour.cpio.gz
 tap=$vdir/tap-$flavour.txt
 verdict=$top/build/kvm-verdict
 
-msg() { printf 'run-vm %s/%s: %s\n' "$kver" "$flavour" "$*" >&2; }
-die() { msg "$*"; exit 1; }
+prog="run-vm $kver/$flavour"
 
 [ -f "$image" ] || die "'$image' missing: make kernel KVER=$kver DEBUG=$debug (or VMTEST_IMAGE=)"
 [ -f "$initrd" ] || die "'$initrd' missing: make initramfs KVER=$kver DEBUG=$debug"
