@@ -139,12 +139,8 @@ columns_line_up() {
 	jq -e '.system.kernel_config.options.CONFIG_CGROUP_MEMPRESSURE == "y" and
 		(.system.backends[0] | .name == "mempressure" and .present)' \
 		"$FIX/report-vm612-1.json"
-	jq -s '.[0] as $a | .[1] as $b | $a | .scenarios |= map(. as $s |
-		.runs += ([$b.scenarios[] | select(.name == $s.name) | .runs[]]) |
-		del(.metrics))' "$FIX/report-vm612-1.json" "$FIX/report-vm612-2.json" \
-		> "$BATS_TEST_TMPDIR/pooled.raw.json"
-	mpctl report --input "$BATS_TEST_TMPDIR/pooled.raw.json" --json \
-		-o "$BATS_TEST_TMPDIR/pooled.json"
+	mpctl report --pool "$FIX/report-vm612-1.json" "$FIX/report-vm612-2.json" \
+		--json -o "$BATS_TEST_TMPDIR/pooled.json"
 	assert_success
 	jq -e '.scenarios[] | select(.name == "shrinker") |
 		.metrics.reclaim_requests.n == 6' "$BATS_TEST_TMPDIR/pooled.json"
@@ -155,6 +151,58 @@ columns_line_up() {
 	run grep -E 'WORSE$' <<<"$output"
 	assert_output --regexp '^emulated +oom_kills +lower +0 +0 .* WORSE$'
 	[ "${#lines[@]}" -eq 1 ]
+}
+
+@test "report --pool: the boots of one kernel as one report, every run tagged with its boot" {
+	local f1=$FIX/report-vm612-1.json f2=$FIX/report-vm612-2.json
+	local f3=$FIX/report-vm612-3.json p=$BATS_TEST_TMPDIR/p.json
+	run -0 "$MPCTL_BIN" report --pool "$f1" "$f2" "$f3" --json -o "$p"
+	jq -e '.boots == 3' "$p"
+	# every scenario: the runs of the three boots in boot order, each
+	# tagged, and summaries made again from all of them
+	for s in $(jq -r '.scenarios[].name' "$f1"); do
+		n=$(jq -s --arg s "$s" '[.[].scenarios[] | select(.name == $s) | .runs | length] | add' "$f1" "$f2" "$f3")
+		jq -e --arg s "$s" --argjson n "$n" '.scenarios[] | select(.name == $s) |
+			(.runs | length) == $n and
+			([.runs[].boot] == ([.runs[].boot] | sort)) and
+			([.runs[].boot] | unique) == [1, 2, 3]' "$p"
+	done
+	jq -e '.scenarios[] | select(.name == "shrinker") |
+		.metrics.reclaim_requests.n == 9 and
+		(.metrics.reclaim_requests.boot_medians | length) == 3' "$p"
+	# the runs are the reports' own, bytes and all (2.0 stays 2.0)
+	jq -e --slurpfile b "$f2" '.scenarios[0].runs[3] | del(.boot) == $b[0].scenarios[0].runs[0]' "$p"
+	# a scenario that failed in boot 2 fails the pool, which says where;
+	# one incomplete report makes the pool incomplete
+	jq '.complete = false | (.scenarios[] | select(.name == "hog")) |=
+		(.status = "failed" | .reason = "mpctl stress exited with status 1")' \
+		"$f2" > "$BATS_TEST_TMPDIR/2f.json"
+	run -0 "$MPCTL_BIN" report --pool "$f1" "$BATS_TEST_TMPDIR/2f.json" --json
+	jq -e '.complete == false and (.scenarios[] | select(.name == "hog") |
+		.status == "failed" and .reason == "boot 2: mpctl stress exited with status 1")' <<<"$output"
+}
+
+@test "report --pool: what cannot be pooled is one line and 65, a missing report 66" {
+	local f1=$FIX/report-vm612-1.json f2=$FIX/report-vm612-2.json
+	run -0 "$MPCTL_BIN" report --pool "$f1" "$f2" --json -o "$BATS_TEST_TMPDIR/p.json"
+	run -65 "$MPCTL_BIN" report --pool "$BATS_TEST_TMPDIR/p.json" "$f1"
+	assert_output "mpctl report: '$BATS_TEST_TMPDIR/p.json' is pooled already: pool the reports of single boots"
+	jq 'del(.scenarios[] | select(.name == "hog"))' "$f2" > "$BATS_TEST_TMPDIR/nohog.json"
+	run -65 "$MPCTL_BIN" report --pool "$f1" "$BATS_TEST_TMPDIR/nohog.json"
+	assert_output "mpctl report: '$BATS_TEST_TMPDIR/nohog.json' has 4 scenarios, '$f1' 5: the reports to pool have the same scenarios"
+	jq '(.scenarios[] | select(.name == "hog")).name = "hog2"' "$f2" > "$BATS_TEST_TMPDIR/hog2.json"
+	run -65 "$MPCTL_BIN" report --pool "$f1" "$BATS_TEST_TMPDIR/hog2.json"
+	assert_output "mpctl report: '$BATS_TEST_TMPDIR/hog2.json' has no scenario 'hog': the reports to pool have the same scenarios"
+	jq '.settings.limit_bytes = 1' "$f2" > "$BATS_TEST_TMPDIR/limit.json"
+	run -65 "$MPCTL_BIN" report --pool "$f1" "$BATS_TEST_TMPDIR/limit.json"
+	assert_output --partial "mpctl report: the reports did not measure the same thing"
+	run -66 "$MPCTL_BIN" report --pool "$f1" "$BATS_TEST_TMPDIR/none.json"
+	assert_output --partial "cannot open '$BATS_TEST_TMPDIR/none.json'"
+	run -64 "$MPCTL_BIN" report --pool
+	assert_output --partial "mpctl report: --pool needs the reports to pool"
+	run -64 "$MPCTL_BIN" report --pool --compare "$f1" "$f2"
+	assert_output --partial "mpctl report: --pool takes no --compare, --input or --scenario"
+	[ ! -e "$BATS_TEST_TMPDIR/none.json" ]
 }
 
 @test "report --compare: dropped notifications are a regression, exit 1" {

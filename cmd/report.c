@@ -26,6 +26,8 @@
 
 #define REPORT_LIST_SCHEMA	   "mpctl-report-list"
 #define REPORT_LIST_SCHEMA_VERSION 1
+/* --pool: reports of one kernel's boots */
+#define REPORT_POOL_MAX 64
 
 struct report_opts {
 	bool json;
@@ -50,11 +52,15 @@ struct report_opts {
 	bool force;
 	const char *args[2];
 	int nr_args;
+	bool pool;
+	const char *pool_files[REPORT_POOL_MAX];
+	int nr_pool;
 	struct cmd_metrics metrics; /* --metrics FILE, --metrics-format */
 };
 
 enum {
 	OPT_COMPARE = 0x100,
+	OPT_POOL,
 	OPT_SVG,
 	OPT_HTML,
 	OPT_INPUT,
@@ -127,6 +133,9 @@ static const struct argp_option options[] = {
 	  "FILE ('-': stdout, instead of the text)", 0 },
 	{ "input", 'i', "FILE", 0,
 	  "use a recorded report instead of running the suite", 0 },
+	{ "pool", OPT_POOL, NULL, 0,
+	  "use the reports given as arguments, one per boot of one kernel, "
+	  "as one report", 0 },
 	{ "kcidb", OPT_KCIDB, "FILE", 0,
 	  "write the report (with --compare: NEW and its verdicts) as a "
 	  "KCIDB v5.3 document to FILE, for kcidb-submit", 0 },
@@ -200,6 +209,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_COMPARE:
 		o->compare = true;
 		break;
+	case OPT_POOL:
+		o->pool = true;
+		break;
 	case OPT_THRESHOLD:
 		/* percent either way: "5" or "5%" */
 		o->threshold = cmd_arg_frac(state, key, arg, 0, INFINITY, 0);
@@ -254,12 +266,26 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->verbose = true;
 		break;
 	case ARGP_KEY_ARG:
+		if (o->pool) {
+			if (o->nr_pool == REPORT_POOL_MAX)
+				cmd_argerr(state,
+					   "too many reports to pool (at most "
+					   "%d)",
+					   REPORT_POOL_MAX);
+			o->pool_files[o->nr_pool++] = arg;
+			break;
+		}
 		if (!o->compare || o->nr_args == 2)
 			cmd_argerr(state, "unexpected argument '%s'", arg);
 		o->args[o->nr_args++] = arg;
 		break;
 	case ARGP_KEY_END:
 		cmd_metrics_check(state, &o->metrics);
+		if (o->pool && (o->compare || o->input || cfg->nr_scenarios))
+			cmd_argerr(state, "--pool takes no --compare, --input "
+					  "or --scenario");
+		if (o->pool && !o->nr_pool)
+			cmd_argerr(state, "--pool needs the reports to pool");
 		if (o->compare && o->nr_args != 2)
 			cmd_argerr(state, "--compare needs BASE.json and "
 					  "NEW.json");
@@ -288,7 +314,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 static const struct argp report_argp = {
 	options,
 	parse_opt,
-	"\n--compare BASE.json NEW.json",
+	"\n--compare BASE.json NEW.json\n--pool REPORT.json...",
 	"Run the standard suite and write one report, or compare two "
 	"reports.\v"
 	"Exit status: 0 success (--compare: no regression); 1 failure, a "
@@ -766,6 +792,26 @@ static json_t *load_input(const char *path, struct mp_err *err)
 	return doc;
 }
 
+/* --pool: the reports, each checked, as one, with its summaries */
+static json_t *load_pool(const struct report_opts *o, struct mp_err *err)
+{
+	json_t *docs[REPORT_POOL_MAX] = { NULL }, *pool = NULL;
+	int i;
+
+	for (i = 0; i < o->nr_pool; i++) {
+		docs[i] = mp_json_load_file(o->pool_files[i], err);
+		if (!docs[i] || mp_report_check(docs[i], o->pool_files[i], err))
+			goto out;
+	}
+	pool = mp_report_pool(docs, o->pool_files, o->nr_pool, err);
+	if (pool)
+		summarize_all(pool);
+out:
+	for (i = 0; i < o->nr_pool; i++)
+		json_decref(docs[i]);
+	return pool;
+}
+
 /*
  * The report's run into its files: every output is checked before
  * anything runs. The files are on the heap (four struct mp_output)
@@ -805,6 +851,8 @@ static int report_run(struct report_opts *o)
 		goto out;
 	if (o->input)
 		doc = load_input(o->input, &err);
+	else if (o->pool)
+		doc = load_pool(o, &err);
 	else
 		doc = report_suite_run(&o->suite, &failed, &err);
 	if (!doc) {
@@ -834,7 +882,7 @@ static int report_run(struct report_opts *o)
 	if (!ret && cmd_metrics_write(&o->metrics, report_metrics, doc))
 		ret = MP_EXIT_FAILURE;
 	/* a report in which nothing ran measured nothing: not a success */
-	if (!ret && !failed && !o->input && !o->allow_empty &&
+	if (!ret && !failed && !o->input && !o->pool && !o->allow_empty &&
 	    !report_suite_signal() && nothing_ran(doc)) {
 		cmd_error("no scenario ran (every one was skipped): nothing "
 			  "measured (--allow-empty accepts it)");

@@ -1489,3 +1489,111 @@ int mp_report_usable(const json_t *doc, const char *what, struct mp_err *err)
 			       "'%s' has no metrics: nothing to compare", what);
 	return 0;
 }
+
+/* a scenario not "ok" in a boot: the pool's says so, with the boot */
+static void pool_status(json_t *pooled, const json_t *sc, size_t boot)
+{
+	const char *st = json_string_value(json_object_get(sc, "status"));
+	const char *reason = json_string_value(json_object_get(sc, "reason"));
+	const char *was =
+		json_string_value(json_object_get(pooled, "status"));
+
+	if (!st || !strcmp(st, "ok") || (was && strcmp(was, "ok")))
+		return;
+	json_object_set_new(pooled, "status", json_string(st));
+	json_object_set_new(pooled, "reason",
+			    json_sprintf("boot %zu: %s", boot,
+					 reason ? reason : st));
+}
+
+/* the runs of scenario @name of every report, tagged with their boot */
+static json_t *pool_runs(json_t *pooled, const char *name,
+			 json_t *const *docs, const char *const *what,
+			 size_t n, struct mp_err *err)
+{
+	json_t *runs = json_array(), *sc, *run, *copy;
+	size_t i, k;
+
+	if (!runs)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		sc = mp_report_scenario(docs[i], name);
+		if (!sc) {
+			mp_errf(err, MP_EXIT_DATAERR, 0,
+				"'%s' has no scenario '%s': the reports to "
+				"pool have the same scenarios",
+				what[i], name);
+			goto fail;
+		}
+		pool_status(pooled, sc, i + 1);
+		json_array_foreach(json_object_get(sc, "runs"), k, run) {
+			copy = json_deep_copy(run);
+			if (!copy || json_object_set_new(copy, "boot",
+							 json_integer(i + 1)) ||
+			    json_array_append_new(runs, copy))
+				goto nomem;
+		}
+	}
+	return runs;
+nomem:
+	mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "cannot pool the reports");
+fail:
+	json_decref(runs);
+	return NULL;
+}
+
+json_t *mp_report_pool(json_t *const *docs, const char *const *what, size_t n,
+		       struct mp_err *err)
+{
+	size_t nr = json_array_size(json_object_get(docs[0], "scenarios"));
+	json_t *pool = NULL, *sc, *runs;
+	bool complete = true;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (json_object_get(docs[i], "boots")) {
+			mp_errf(err, MP_EXIT_DATAERR, 0,
+				"'%s' is pooled already: pool the reports of "
+				"single boots",
+				what[i]);
+			return NULL;
+		}
+		if (json_array_size(json_object_get(docs[i], "scenarios")) !=
+		    nr) {
+			mp_errf(err, MP_EXIT_DATAERR, 0,
+				"'%s' has %zu scenarios, '%s' %zu: the reports "
+				"to pool have the same scenarios",
+				what[i],
+				json_array_size(
+					json_object_get(docs[i], "scenarios")),
+				what[0], nr);
+			return NULL;
+		}
+		if (i && mp_report_alike(docs[0], docs[i], err))
+			return NULL;
+		if (json_is_false(json_object_get(docs[i], "complete")))
+			complete = false;
+	}
+	pool = json_deep_copy(docs[0]);
+	if (!pool || json_object_set_new(pool, "boots", json_integer(n)))
+		goto nomem;
+	if (!complete &&
+	    json_object_set_new(pool, "complete", json_boolean(false)))
+		goto nomem;
+	json_array_foreach(json_object_get(pool, "scenarios"), i, sc) {
+		runs = pool_runs(sc,
+				 json_string_value(json_object_get(sc, "name")),
+				 docs, what, n, err);
+		if (!runs)
+			goto fail;
+		if (json_object_set_new(sc, "runs", runs))
+			goto nomem;
+		json_object_del(sc, "metrics");
+	}
+	return pool;
+nomem:
+	mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "cannot pool the reports");
+fail:
+	json_decref(pool);
+	return NULL;
+}

@@ -204,4 +204,18 @@ json_t *mp_json_load_file(const char *path, struct mp_err *err);
 /* Scenario by name in a report, or NULL. */
 json_t *mp_report_scenario(const json_t *doc, const char *name);
 
+/*
+ * Reports of one kernel, one per boot, as one report (mpctl report
+ * --pool): the first report's document with "boots": @n and, for every
+ * scenario, the runs of every report, each tagged "boot" (1 to @n), in
+ * place of the summaries (mp_report_summarize() makes them again). A
+ * scenario that was not "ok" in a boot takes that boot's status and
+ * reason; the pool is "complete" only if every report is. The reports
+ * must have the same scenarios and have measured the same thing
+ * (mp_report_alike()), and none may be pooled already. A new document,
+ * or NULL with err (MP_EXIT_DATAERR naming the report of @what at fault).
+ */
+json_t *mp_report_pool(json_t *const *docs, const char *const *what, size_t n,
+		       struct mp_err *err);
+
 #endif

@@ -556,20 +556,15 @@ boots() {
 	[ $failed = 0 ] || die "a boot failed (see above)"
 }
 
-# pool TAG OUT: the reports report-TAG-1.json ... pooled into
-# report-OUT.json, every run tagged with its boot
+# pool TAG N OUT: the reports report-TAG-1.json ... -N.json pooled into
+# report-OUT.json, every run tagged with its boot (mpctl report --pool)
 pool() {
 	local tag=$1 n=$2 pooled=$3 files=() i
 	for i in $(seq 1 "$n"); do
 		files+=("$out/report-$tag-$i.json")
 	done
-	jq -s '. as $d | $d[0] | .boots = ($d | length) |
-		.scenarios |= map(. as $s | .runs = [range(0; $d | length) as $i |
-			$d[$i].scenarios[] | select(.name == $s.name) |
-			.runs[] | .boot = $i + 1] | del(.metrics))' "${files[@]}" \
-		>"$out/report-$pooled.raw.json" || die "cannot pool the reports of $tag"
-	"$mpctl" report --input "$out/report-$pooled.raw.json" --json \
-		-o "$out/report-$pooled.json" || die "cannot summarize the pooled $tag"
+	"$mpctl" report --pool "${files[@]}" --json \
+		-o "$out/report-$pooled.json" || die "cannot pool the reports of $tag"
 }
 
 cmp_args=()
