@@ -1495,8 +1495,7 @@ static void pool_status(json_t *pooled, const json_t *sc, size_t boot)
 {
 	const char *st = json_string_value(json_object_get(sc, "status"));
 	const char *reason = json_string_value(json_object_get(sc, "reason"));
-	const char *was =
-		json_string_value(json_object_get(pooled, "status"));
+	const char *was = json_string_value(json_object_get(pooled, "status"));
 
 	if (!st || !strcmp(st, "ok") || (was && strcmp(was, "ok")))
 		return;
@@ -1507,9 +1506,8 @@ static void pool_status(json_t *pooled, const json_t *sc, size_t boot)
 }
 
 /* the runs of scenario @name of every report, tagged with their boot */
-static json_t *pool_runs(json_t *pooled, const char *name,
-			 json_t *const *docs, const char *const *what,
-			 size_t n, struct mp_err *err)
+static json_t *pool_runs(json_t *pooled, const char *name, json_t *const *docs,
+			 const char *const *what, size_t n, struct mp_err *err)
 {
 	json_t *runs = json_array(), *sc, *run, *copy;
 	size_t i, k;
@@ -1528,8 +1526,9 @@ static json_t *pool_runs(json_t *pooled, const char *name,
 		pool_status(pooled, sc, i + 1);
 		json_array_foreach(json_object_get(sc, "runs"), k, run) {
 			copy = json_deep_copy(run);
-			if (!copy || json_object_set_new(copy, "boot",
-							 json_integer(i + 1)) ||
+			if (!copy ||
+			    json_object_set_new(copy, "boot",
+						json_integer(i + 1)) ||
 			    json_array_append_new(runs, copy))
 				goto nomem;
 		}
