@@ -9,7 +9,7 @@ _mpctl_opts_listen="--level --cgroup --backend --mode --psi --count --timeout --
 _mpctl_opts_register="--backend --cgroup --chunk --chunks --count --emulate --help --join --json --keep --metrics --metrics-format --timeout --usage --verbose --quiet --version"
 _mpctl_opts_add="--help --json --quiet --timeout --usage --version --wait"
 _mpctl_opts_stress="--backend --cgroup --chunk --duration --emulate --emulator-rt --help --high --hog --json --limit --output --overcommit --pretty --reclaim-nice --reclaim-rt --target --threads --usage --version --no-assist --no-early-warning --no-throttle --swap --parent --until-freed --force --strategy --miss-cost --seed --free --no-populate --lazyfree --answer-delay --stop-answering --cotenant --metrics --metrics-format --quiet --verbose"
-_mpctl_opts_report="--allow-empty --allow-unsure --force --alpha --compare --noise --duration --help --html --input --json --limit --list --markdown --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent --quiet --verbose --kcidb --kcidb-set --metrics --metrics-format"
+_mpctl_opts_report="--allow-empty --allow-unsure --force --alpha --compare --pool --noise --duration --help --html --input --json --limit --list --markdown --output --pretty --repeat --scenario --stress-arg --svg --threshold --usage --version --parent --quiet --verbose --kcidb --kcidb-set --metrics --metrics-format"
 _mpctl_opts_info="--cgroup --help --json --pretty --sysroot --usage --version"
 
 _mpctl_scenarios="listen-latency shrinker hog overcommit emulated kernel-shrinker kernel-shrinker-max kernel-shrinker-late kernel-shrinker-noswap kernel-shrinker-stopped strategy-none strategy-madv-free strategy-psi strategy-kernel strategy-kernel-lazyfree strategy-kernel-munmap strategy-reclaim-agent"
@@ -139,10 +139,11 @@ _mpctl() {
 		mapfile -t COMPREPLY < <(compgen -W "${!opts}" -- "$cur")
 		return
 	fi
-	# report --compare BASE.json NEW.json
+	# report --compare BASE.json NEW.json, report --pool REPORT.json...
 	if [ "$cmd" = report ]; then
 		for ((i = 1; i < COMP_CWORD; i++)); do
-			if [ "${COMP_WORDS[i]}" = --compare ]; then
+			if [ "${COMP_WORDS[i]}" = --compare ] ||
+				[ "${COMP_WORDS[i]}" = --pool ]; then
 				compopt -o filenames 2>/dev/null
 				mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 				return
