@@ -309,79 +309,22 @@ fi
 [ -x "$mpctl" ] || die "'$mpctl' missing: make"
 
 # --- the overlay: one bats test that writes the report into the TAP ----------
+# bats/vm-compare/compare-kernels.bats, under a name vm-init.sh runs in the
+# boot (-P: "-v2pure-"), and its settings in /mpctl/compare.conf
 overlay=$out/overlay
 rm -rf "$overlay"
 mkdir -p "$overlay/mpctl/bats/vm"
-report_args="--json -d $duration -r $repeat ${scen[*]}"
-relru_args="--json -d $duration -r $repeat ${relru[*]}"
-# vm-init.sh picks a boot's suites by file name: "-v2pure-" for -P
 cbats=zz-compare-kernels.bats
 pure_append=
 if [ "$pure" = 1 ]; then
 	cbats=zz-v2pure-compare-kernels.bats
 	pure_append="mpctl.boot=v2pure cgroup_disable=mempressure"
 fi
-cat >"$overlay/mpctl/bats/vm/$cbats" <<EOF
-#!/usr/bin/env bats
-# SPDX-License-Identifier: GPL-2.0
-# Added by kernel-patch/scripts/compare-kernels.sh, never part of the
-# repository's suites: run mpctl report, write it into the TAP.
-
-mount_v1() {
-	# cgroup2 alone (-P): no v1 hierarchy to mount
-	[ ! -e /sys/fs/cgroup/cgroup.controllers ] || return 0
-	grep -qw "^\$1" /proc/cgroups || return 0
-	awk -v c="\$1" '\$0 ~ / - cgroup / { n = split(\$NF, o, ",")
-		for (i = 1; i <= n; i++) if (o[i] == c) f = 1 }
-		END { exit !f }' /proc/self/mountinfo && return 0
-	mkdir -p "/sys/fs/cgroup/\$1"
-	mount -t cgroup -o "\$1" none "/sys/fs/cgroup/\$1"
-}
-
-@test "mpctl-compare-kernels report" {
-	[ -x /mpctl/bin/mpctl ] || { echo "no /mpctl/bin/mpctl" >&2; return 1; }
-	if [ "$v2" = 1 ]; then
-		# -V: the memory and mempressure controllers on cgroup2
-		echo "+memory +mempressure" >/sys/fs/cgroup/unified/cgroup.subtree_control
-	else
-		mount_v1 memory
-		mount_v1 mempressure
-	fi
-	# -g: MGLRU on or off for every scenario (CONFIG_LRU_GEN)
-	if [ -n "$lru_gen" ]; then
-		[ -w /sys/kernel/mm/lru_gen/enabled ] ||
-			{ echo "-g $lru_gen: no /sys/kernel/mm/lru_gen/enabled" >&2; return 1; }
-		echo $lru_gen >/sys/kernel/mm/lru_gen/enabled
-	fi
-	rc=0
-	/mpctl/bin/mpctl report $report_args -o /tmp/report.json \\
-		2>/tmp/report.err || rc=\$?
-	sed 's/^/# report: /' /tmp/report.err >&3
-	[ -s /tmp/report.json ] || return 1
-	# which kernel this was: a demo kernel has mempressure.test_demo
-	echo "# MPCTL-KERNEL test_demo=\$(cat /sys/module/mempressure/parameters/test_demo 2>/dev/null || echo none) cmdline=\$(cat /proc/cmdline)" >&3
-	echo "# MPCTL-REPORT-BEGIN rc=\$rc" >&3
-	base64 -w 76 /tmp/report.json | sed 's/^/# MPCTL-REPORT /' >&3
-	echo "# MPCTL-REPORT-END" >&3
-	# -L: scenarios once more with MGLRU the other way, then back
-	[ -n "$other_lru" ] || return 0
-	echo $other_lru >/sys/kernel/mm/lru_gen/enabled
-	# the first run after the switch frees fewer chunks (measured: 290
-	# and 284 of 368 on 6.1, 226 of 297 on 6.12, in every boot), which
-	# widens the base's spread: one run of the first scenario, not kept
-	/mpctl/bin/mpctl report -q -d $duration -r 1 ${relru[*]:0:2} \\
-		-o /tmp/report-lru-warmup.json 2>/dev/null || true
-	rc=0
-	/mpctl/bin/mpctl report $relru_args -o /tmp/report-lru.json \\
-		2>/tmp/report-lru.err || rc=\$?
-	echo $lru_gen >/sys/kernel/mm/lru_gen/enabled
-	sed 's/^/# report: /' /tmp/report-lru.err >&3
-	[ -s /tmp/report-lru.json ] || return 1
-	echo "# MPCTL-REPORT-LRU-BEGIN rc=\$rc" >&3
-	base64 -w 76 /tmp/report-lru.json | sed 's/^/# MPCTL-REPORT-LRU /' >&3
-	echo "# MPCTL-REPORT-LRU-END" >&3
-}
-EOF
+cp "$top/bats/vm-compare/compare-kernels.bats" "$overlay/mpctl/bats/vm/$cbats"
+printf '%s\n' "v2=$v2" "lru_gen=$lru_gen" "other_lru=$other_lru" \
+	"report=--json -d $duration -r $repeat ${scen[*]}" \
+	"relru=--json -d $duration -r $repeat ${relru[*]}" \
+	"warmup=-q -d $duration -r 1 ${relru[*]:0:2}" >"$overlay/mpctl/compare.conf"
 # the tree's own static mpctl, whatever the harness's initramfs holds
 if [ -x "$top/build/static/mpctl" ]; then
 	mkdir -p "$overlay/mpctl/bin"
