@@ -57,7 +57,7 @@ half_suite() {
 	[ "$tap_passed" -eq 1 ] && [ "$tap_failed" -eq 1 ]
 	# check.sh uses both
 	grep -q 'tap_status "$tapdir/host.tap" "${PIPESTATUS\[0\]}"' "$ROOT/scripts/check.sh"
-	grep -q '^tap_count "$tapdir"/\*.tap' "$ROOT/scripts/check.sh"
+	grep -q '^	tap_count "$tapdir"/\*.tap' "$ROOT/scripts/check.sh"
 }
 
 @test "check: what a suite leaves in its temp dir is a failure" {
@@ -97,5 +97,5 @@ half_suite() {
 	printf '1..1\nok 1 a\n# note\n' >"$tapdir/c.tap"
 	run tap_failures "$tapdir/c.tap"
 	assert_output ''
-	grep -q '^	tap_failures "$tapdir"/\*.tap' "$ROOT/scripts/check.sh"
+	grep -q '^		tap_failures "$tapdir"/\*.tap' "$ROOT/scripts/check.sh"
 }
