@@ -247,7 +247,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->emulate = true;
 		break;
 	case OPT_STRATEGY:
-		if (stress_strategy_parse(arg, &o->strategy))
+		o->workload = stress_workload_strategy(arg);
+		if (!o->workload)
 			cmd_argerr(state, "unknown strategy '%s'", arg);
 		break;
 	case OPT_FREE:
@@ -434,8 +435,8 @@ static json_t *alloc_latency_json(const struct stress_shared *s)
  */
 static bool populates(const struct stress_run_cfg *o)
 {
-	return !o->no_populate &&
-	       !(o->strategy && o->free_mode == STRESS_FREE_REUSE);
+	return !o->no_populate && !(o->workload->kind == STRESS_WL_CACHE &&
+				    o->free_mode == STRESS_FREE_REUSE);
 }
 
 static double seconds(const struct stress_result *r)
@@ -497,7 +498,7 @@ static json_t *cache_json(const struct stress_run_cfg *o,
 	double secs = seconds(r), held = 0;
 	size_t i;
 
-	if (!o->strategy)
+	if (o->workload->kind != STRESS_WL_CACHE)
 		return json_null();
 	for (i = 0; i < r->ntl; i++)
 		held += (double)r->tl[i].held;
@@ -621,7 +622,7 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			    json_null());
 	bad |= json_object_set_new(doc, "duration_ns",
 			    json_integer((json_int_t)(r->end_ns - r->start_ns)));
-	bad |= json_object_set_new(doc, "exit_reason", json_string(r->reason));
+	bad |= json_object_set_new(doc, "exit_reason", json_string(stress_end_name(r->reason)));
 	bad |= json_object_set_new(doc, "chunks_allocated",
 			    json_integer((json_int_t)s->chunks.allocated));
 	bad |= json_object_set_new(doc, "bytes_allocated",
@@ -710,8 +711,9 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			"events", (json_int_t)r->tl[i].events,
 			"requests", (json_int_t)r->tl[i].requests));
 	bad |= json_object_set_new(doc, "timeline", tl);
-	bad |= json_object_set_new(doc, "strategy", o->strategy ?
-		json_string(stress_strategy_name(o->strategy)) : json_null());
+	bad |= json_object_set_new(doc, "strategy",
+		o->workload->kind == STRESS_WL_CACHE ?
+		json_string(o->workload->name) : json_null());
 	bad |= json_object_set_new(doc, "cache", cache_json(o, r));
 	bad |= json_object_set_new(doc, "cotenant", cotenant_json(o, r));
 	bad |= json_object_set_new(doc, "stopped_answering_ns",
@@ -911,7 +913,7 @@ static int stress(struct stress_opts *so)
 			  f->res.mode ? mp_backend_name(f->res.backend) : "-",
 			  f->res.mode ? mp_shrinker_mode_name(f->res.mode) :
 					"none",
-			  f->res.cgroup, f->res.reason);
+			  f->res.cgroup, stress_end_name(f->res.reason));
 	if (!doc)
 		cmd_error("cannot build the JSON document: %s",
 			  strerror(errno));
@@ -926,7 +928,7 @@ static int stress(struct stress_opts *so)
 	} else if (w < 0) {
 		cmd_write_error(errno);
 		ret = MP_EXIT_FAILURE;
-	} else if (!strcmp(f->res.reason, "engine_unresponsive")) {
+	} else if (f->res.reason == STRESS_END_ENGINE_UNRESPONSIVE) {
 		cmd_error("the engine did not stop within %llu s of the "
 			  "run's end and was killed: the run failed",
 			  (unsigned long long)(STRESS_ENGINE_GRACE_NS /
@@ -934,11 +936,11 @@ static int stress(struct stress_opts *so)
 		ret = MP_EXIT_FAILURE;
 	} else if (hog_failed(so, &f->res)) {
 		ret = MP_EXIT_FAILURE;
-	} else if (s->error[0] || !strcmp(f->res.reason, "engine_killed") ||
-		   !strcmp(f->res.reason, "engine_failed") ||
-		   !strcmp(f->res.reason, "failed")) {
+	} else if (s->error[0] || f->res.reason == STRESS_END_ENGINE_KILLED ||
+		   f->res.reason == STRESS_END_ENGINE_FAILED ||
+		   f->res.reason == STRESS_END_FAILED) {
 		cmd_error("the engine %s%s%s",
-			  !strcmp(f->res.reason, "engine_killed") ?
+			  f->res.reason == STRESS_END_ENGINE_KILLED ?
 				  "was killed" :
 				  "failed",
 			  s->error[0] ? ": " : "", s->error);
@@ -991,6 +993,8 @@ int cmd_stress(int argc, char **argv)
 					 .miss_cost_ns = 500000,
 					 .seed = 1,
 				 } };
+
+	o.cfg.workload = stress_workload_default();
 
 	cmd_argp_parse(&stress_argp, argc, argv, &o);
 	return o.input ? summarize_input(o.input) : stress(&o);
