@@ -185,6 +185,63 @@ static const struct argp_option options[] = {
 };
 /* clang-format on */
 
+/* settings that an exclusion names (given()) */
+enum setting {
+	SET_CGROUP,
+	SET_PARENT,
+	SET_LAZYFREE,
+	SET_FREE_HEAP,
+	SET_EMULATE,
+	SET_BACKEND_MEMPRESSURE,
+};
+
+static bool given(const struct stress_run_cfg *o, enum setting s)
+{
+	switch (s) {
+	case SET_CGROUP:
+		return o->cgroup;
+	case SET_PARENT:
+		return o->parent;
+	case SET_LAZYFREE:
+		return o->lazyfree;
+	case SET_FREE_HEAP:
+		return o->free_mode == STRESS_FREE_HEAP;
+	case SET_EMULATE:
+		return o->emulate;
+	case SET_BACKEND_MEMPRESSURE:
+		return o->backend == MP_BACKEND_MEMPRESSURE;
+	}
+	return false;
+}
+
+/*
+ * Options that exclude each other, as util-linux's ul_excl_t (a side may
+ * be one value of an option): walked once, when every option is read; the
+ * first pair given is the usage error. A workload's exclusions are its
+ * row's (stress/workload.h).
+ */
+static const struct {
+	enum setting a, b;
+	const char *msg;
+} exclusions[] = {
+	{ SET_CGROUP, SET_PARENT, "--cgroup and --parent exclude each other" },
+	{ SET_LAZYFREE, SET_FREE_HEAP,
+	  "--lazyfree and --free free exclude each other: glibc reuses what "
+	  "is freed, and MADV_FREE takes whole pages" },
+	{ SET_EMULATE, SET_BACKEND_MEMPRESSURE,
+	  "--emulate and --backend mempressure contradict each other" },
+};
+
+static void check_exclusions(struct argp_state *state,
+			     const struct stress_run_cfg *o)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(exclusions) / sizeof(exclusions[0]); i++)
+		if (given(o, exclusions[i].a) && given(o, exclusions[i].b))
+			cmd_argerr(state, "%s", exclusions[i].msg);
+}
+
 /* --chunk N%: of --limit, rounded down to a page */
 static void chunk_of_limit(struct argp_state *state, struct stress_opts *so)
 {
@@ -362,9 +419,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		cmd_metrics_check(state, &so->metrics);
-		if (o->cgroup && o->parent)
-			cmd_argerr(state,
-				   "--cgroup and --parent exclude each other");
+		check_exclusions(state, o);
 		if (so->chunk_arg && strchr(so->chunk_arg, '%'))
 			chunk_of_limit(state, so);
 		if (so->stop_arg && strchr(so->stop_arg, '%'))

@@ -780,10 +780,6 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 						  cfg->stop_answering_ns),
 				  err))
 		return -1;
-	if (cfg->lazyfree && cfg->free_mode == STRESS_FREE_HEAP)
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"--lazyfree and --free free exclude each other: glibc reuses what is freed, and MADV_FREE takes whole pages");
 	if (cfg->stop_answering_ns >= cfg->duration_ns)
 		return mp_errf(
 			err, MP_EXIT_USAGE, 0,
@@ -798,10 +794,6 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
 			       "%s needs the kernel's shrinker: %s",
 			       cfg->workload->title, why.msg);
-	if (cfg->emulate && cfg->backend == MP_BACKEND_MEMPRESSURE)
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"--emulate and --backend mempressure contradict each other");
 	return 0;
 }
 

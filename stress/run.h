@@ -174,7 +174,8 @@ struct stress_result {
 /*
  * What can be refused before anything is set up: the limit against the
  * memory available, the chunk against the limit, --hog without stress-ng,
- * contradicting options. 0, or -1 with err (status 64 for usage errors).
+ * the settings the program's row excludes, what it needs of the kernel.
+ * 0, or -1 with err (status 64 for usage errors).
  */
 int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err);
 
