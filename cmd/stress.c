@@ -591,74 +591,87 @@ static json_t *counters_json(const struct mp_counters *c,
 	return obj;
 }
 
-static json_t *result_json(const struct stress_run_cfg *o,
-			   const struct stress_result *r)
+/* the run's settings, the document's "parameters" */
+static json_t *params_json(const struct stress_run_cfg *o)
 {
-	const struct stress_shared *s = &r->engine;
+	/* clang-format off */
+	return json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o, s:s, s:b, s:b, s:I, s:o, s:o}",
+			 "chunk_size_bytes", (json_int_t)o->chunk,
+			 "threads", (json_int_t)o->threads,
+			 "duration_ns", (json_int_t)o->duration_ns,
+			 "until_freed", o->until_freed ?
+			 json_integer((json_int_t)o->until_freed) :
+			 json_null(),
+			 "limit_bytes", (json_int_t)o->limit,
+			 "overcommit", o->overcommit,
+			 "backend", o->backend == MP_BACKEND_AUTO ? "auto" :
+			 mp_backend_name(o->backend),
+			 "emulate", o->emulate,
+			 /* the public name of the early warning */
+			 "assist", !o->no_early_warning,
+			 "swap", o->swap,
+			 "cgroup", o->cgroup ? mp_json_str(o->cgroup) :
+			 json_null(),
+			 "hog", o->hog ? mp_json_str(o->hog) : json_null(),
+			 "free", stress_free_name(o->free_mode),
+			 "populate", populates(o),
+			 "lazyfree", o->lazyfree,
+			 "answer_delay_ns", (json_int_t)o->answer_delay_ns,
+			 "stop_answering_ns", o->stop_answering_ns ?
+			 json_integer((json_int_t)o->stop_answering_ns) :
+			 json_null(),
+			 "cotenant_bytes", o->cotenant_bytes ?
+			 json_integer((json_int_t)o->cotenant_bytes) :
+			 json_null());
+	/* clang-format on */
+}
+
+/* the emulation policy in force, null without one */
+static json_t *policy_json(const struct stress_run_cfg *o, bool policy_on)
+{
+	struct mp_emul_policy p = { .target = o->target, .high = o->high };
+
+	if (!policy_on)
+		return json_null();
+	mp_emul_policy_defaults(&p);
+	/* clang-format off */
+	return json_pack("{s:f, s:o, s:f, s:f, s:f, s:I, s:I}",
+			 "target", p.target,
+			 "high", p.high > 0 ? json_real(p.high) : json_null(),
+			 "min_frac_low", p.min_frac[MP_LEVEL_LOW],
+			 "min_frac_medium", p.min_frac[MP_LEVEL_MEDIUM],
+			 "min_frac_critical", p.min_frac[MP_LEVEL_CRITICAL],
+			 "interval_ns", (json_int_t)p.interval_ns,
+			 "linger_ns", (json_int_t)p.linger_ns);
+	/* clang-format on */
+}
+
+/*
+ * The document in the sections of the summary (stress/summary.c), which
+ * reads each back: a section adds its keys in the document's order, and
+ * a number the summary shows is a key of its section first. Each returns
+ * non-zero when a key could not be set (a NULL from json_pack() would
+ * drop it).
+ */
+
+/* the first lines: how the run was set up, how long, why it ended */
+static int head_json(json_t *doc, const struct stress_run_cfg *o,
+		     const struct stress_result *r)
+{
 	const struct mp_shrinker_stats *ss = &r->ss;
-	json_t *doc = mp_json_doc(STRESS_SCHEMA, STRESS_SCHEMA_VERSION);
-	json_t *tl = json_array(), *params, *policy = json_null();
 	bool policy_on = r->emulated || ss->limit_bytes;
 	struct utsname un;
-	double secs = seconds(r);
-	size_t i;
-	int bad = !doc || !tl;
+	int bad = 0;
 
 	uname(&un);
-
 	/* clang-format off */
-	params = json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o, s:s, s:b, s:b, s:I, s:o, s:o}",
-			   "chunk_size_bytes", (json_int_t)o->chunk,
-			   "threads", (json_int_t)o->threads,
-			   "duration_ns", (json_int_t)o->duration_ns,
-			   "until_freed", o->until_freed ?
-			   json_integer((json_int_t)o->until_freed) :
-			   json_null(),
-			   "limit_bytes", (json_int_t)o->limit,
-			   "overcommit", o->overcommit,
-			   "backend", o->backend == MP_BACKEND_AUTO ? "auto" :
-			   mp_backend_name(o->backend),
-			   "emulate", o->emulate,
-			   /* the public name of the early warning */
-			   "assist", !o->no_early_warning,
-			   "swap", o->swap,
-			   "cgroup", o->cgroup ? mp_json_str(o->cgroup) :
-			   json_null(),
-			   "hog", o->hog ? mp_json_str(o->hog) : json_null(),
-			   "free", stress_free_name(o->free_mode),
-			   "populate", populates(o),
-			   "lazyfree", o->lazyfree,
-			   "answer_delay_ns", (json_int_t)o->answer_delay_ns,
-			   "stop_answering_ns", o->stop_answering_ns ?
-			   json_integer((json_int_t)o->stop_answering_ns) :
-			   json_null(),
-			   "cotenant_bytes", o->cotenant_bytes ?
-			   json_integer((json_int_t)o->cotenant_bytes) :
-			   json_null());
-	if (policy_on) {
-		struct mp_emul_policy p = {
-			.target = o->target, .high = o->high,
-		};
-
-		mp_emul_policy_defaults(&p);
-		policy = json_pack("{s:f, s:o, s:f, s:f, s:f, s:I, s:I}",
-				   "target", p.target,
-				   "high", p.high > 0 ? json_real(p.high) :
-				   json_null(),
-				   "min_frac_low", p.min_frac[MP_LEVEL_LOW],
-				   "min_frac_medium",
-				   p.min_frac[MP_LEVEL_MEDIUM],
-				   "min_frac_critical",
-				   p.min_frac[MP_LEVEL_CRITICAL],
-				   "interval_ns", (json_int_t)p.interval_ns,
-				   "linger_ns", (json_int_t)p.linger_ns);
-	}
-	bad |= json_object_set_new(doc, "parameters", params);
+	bad |= json_object_set_new(doc, "parameters", params_json(o));
 	bad |= json_object_set_new(doc, "backend", json_string(
 		mp_backend_name(r->backend)));
 	bad |= json_object_set_new(doc, "shrinker", json_string(
 		r->mode ? mp_shrinker_mode_name(r->mode) : "none"));
-	bad |= json_object_set_new(doc, "emulation_policy", policy);
+	bad |= json_object_set_new(doc, "emulation_policy",
+				   policy_json(o, policy_on));
 	bad |= json_object_set_new(doc, "early_warning", json_boolean(
 		!r->emulated && policy_on));
 	bad |= json_object_set_new(doc, "emulator", policy_on ?
@@ -678,6 +691,18 @@ static json_t *result_json(const struct stress_run_cfg *o,
 	bad |= json_object_set_new(doc, "duration_ns",
 			    json_integer((json_int_t)(r->end_ns - r->start_ns)));
 	bad |= json_object_set_new(doc, "exit_reason", json_string(stress_end_name(r->reason)));
+	/* clang-format on */
+	return bad;
+}
+
+/* the chunks allocated, freed on request, lost */
+static int chunks_json(json_t *doc, const struct stress_run_cfg *o,
+		       const struct stress_result *r)
+{
+	const struct stress_shared *s = &r->engine;
+	int bad = 0;
+
+	/* clang-format off */
 	bad |= json_object_set_new(doc, "chunks_allocated",
 			    json_integer((json_int_t)s->chunks.allocated));
 	bad |= json_object_set_new(doc, "bytes_allocated",
@@ -698,11 +723,39 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			    json_integer((json_int_t)s->chunks_short));
 	bad |= json_object_set_new(doc, "chunks_lost",
 			    json_integer((json_int_t)s->chunks.lost));
-	bad |= json_object_set_new(doc, "reclaim_latency", hist_json(&s->latency));
+	/* clang-format on */
+	return bad;
+}
+
+/* how long the answers and the allocations took */
+static int latency_json(json_t *doc, const struct stress_run_cfg *o,
+			const struct stress_result *r)
+{
+	const struct stress_shared *s = &r->engine;
+	int bad = 0;
+
+	(void)o;
+	bad |= json_object_set_new(doc, "reclaim_latency",
+				   hist_json(&s->latency));
 	bad |= json_object_set_new(doc, "reclaim_latency_per_chunk",
-			    hist_json(&s->latency_chunk));
-	bad |= json_object_set_new(doc, "alloc_latency",
-				   alloc_latency_json(s));
+				   hist_json(&s->latency_chunk));
+	bad |= json_object_set_new(doc, "alloc_latency", alloc_latency_json(s));
+	return bad;
+}
+
+/*
+ * The events, the memory and what reclaim did; the allocators' rates
+ * stand among them in the document's order
+ */
+static int memory_json(json_t *doc, const struct stress_run_cfg *o,
+		       const struct stress_result *r)
+{
+	const struct stress_shared *s = &r->engine;
+	const struct mp_shrinker_stats *ss = &r->ss;
+	double secs = seconds(r);
+	int bad = 0;
+
+	/* clang-format off */
 	bad |= json_object_set_new(doc, "events", json_pack(
 		"{s:I, s:I, s:I, s:I, s:I}",
 		"low", (json_int_t)r->events[MP_LEVEL_LOW],
@@ -742,6 +795,43 @@ static json_t *result_json(const struct stress_run_cfg *o,
 		"memory_stat", counters_json(&r->cg_stat, mp_cg_stat_keys),
 		"memory_events", counters_json(&r->cg_events,
 					       mp_cg_event_keys)));
+	/* clang-format on */
+	return bad;
+}
+
+/* the timeline of the samples */
+static json_t *timeline_json(const struct stress_result *r)
+{
+	json_t *tl = json_array();
+	size_t i;
+
+	/* clang-format off */
+	for (i = 0; tl && i < r->ntl; i++)
+		if (json_array_append_new(tl, json_pack(
+			"{s:I, s:I, s:I, s:I, s:I}",
+			"t_ns", (json_int_t)r->tl[i].t_ns,
+			"usage_bytes", (json_int_t)r->tl[i].usage,
+			"chunks_held", (json_int_t)r->tl[i].held,
+			"events", (json_int_t)r->tl[i].events,
+			"requests", (json_int_t)r->tl[i].requests))) {
+			json_decref(tl);
+			return NULL;
+		}
+	/* clang-format on */
+	return tl;
+}
+
+/*
+ * The hog, the timeline, the cache, the co-tenant, the stop of the
+ * answers, the usage and pressure over the run, the engine's error
+ */
+static int extras_json(json_t *doc, const struct stress_run_cfg *o,
+		       const struct stress_result *r)
+{
+	const struct stress_shared *s = &r->engine;
+	int bad = 0;
+
+	/* clang-format off */
 	if (o->hog)
 		bad |= json_object_set_new(doc, "hog", json_pack(
 			"{s:o, s:o, s:o, s:I, s:o, s:b}",
@@ -757,15 +847,7 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			json_null(), "failed", r->hog_failed));
 	else
 		bad |= json_object_set_new(doc, "hog", json_null());
-	for (i = 0; i < r->ntl; i++)
-		bad |= json_array_append_new(tl, json_pack(
-			"{s:I, s:I, s:I, s:I, s:I}",
-			"t_ns", (json_int_t)r->tl[i].t_ns,
-			"usage_bytes", (json_int_t)r->tl[i].usage,
-			"chunks_held", (json_int_t)r->tl[i].held,
-			"events", (json_int_t)r->tl[i].events,
-			"requests", (json_int_t)r->tl[i].requests));
-	bad |= json_object_set_new(doc, "timeline", tl);
+	bad |= json_object_set_new(doc, "timeline", timeline_json(r));
 	bad |= json_object_set_new(doc, "strategy",
 		o->workload->kind == STRESS_WL_CACHE ?
 		json_string(o->workload->name) : json_null());
@@ -786,6 +868,23 @@ static json_t *result_json(const struct stress_run_cfg *o,
 	/* clang-format on */
 	if (s->error[0])
 		bad |= json_object_set_new(doc, "error", json_string(s->error));
+	return bad;
+}
+
+static int (*const sections[])(json_t *doc, const struct stress_run_cfg *o,
+			       const struct stress_result *r) = {
+	head_json, chunks_json, latency_json, memory_json, extras_json,
+};
+
+static json_t *result_json(const struct stress_run_cfg *o,
+			   const struct stress_result *r)
+{
+	json_t *doc = mp_json_doc(STRESS_SCHEMA, STRESS_SCHEMA_VERSION);
+	int bad = !doc;
+	size_t i;
+
+	for (i = 0; doc && i < sizeof(sections) / sizeof(sections[0]); i++)
+		bad |= sections[i](doc, o, r);
 	/* a NULL from json_pack() would drop a key: no partial document */
 	if (bad) {
 		json_decref(doc);
