@@ -185,6 +185,63 @@ static const struct argp_option options[] = {
 };
 /* clang-format on */
 
+/* settings that an exclusion names (given()) */
+enum setting {
+	SET_CGROUP,
+	SET_PARENT,
+	SET_LAZYFREE,
+	SET_FREE_HEAP,
+	SET_EMULATE,
+	SET_BACKEND_MEMPRESSURE,
+};
+
+static bool given(const struct stress_run_cfg *o, enum setting s)
+{
+	switch (s) {
+	case SET_CGROUP:
+		return o->cgroup;
+	case SET_PARENT:
+		return o->parent;
+	case SET_LAZYFREE:
+		return o->lazyfree;
+	case SET_FREE_HEAP:
+		return o->free_mode == STRESS_FREE_HEAP;
+	case SET_EMULATE:
+		return o->emulate;
+	case SET_BACKEND_MEMPRESSURE:
+		return o->backend == MP_BACKEND_MEMPRESSURE;
+	}
+	return false;
+}
+
+/*
+ * Options that exclude each other, as util-linux's ul_excl_t (a side may
+ * be one value of an option): walked once, when every option is read; the
+ * first pair given is the usage error. A workload's exclusions are its
+ * row's (stress/workload.h).
+ */
+static const struct {
+	enum setting a, b;
+	const char *msg;
+} exclusions[] = {
+	{ SET_CGROUP, SET_PARENT, "--cgroup and --parent exclude each other" },
+	{ SET_LAZYFREE, SET_FREE_HEAP,
+	  "--lazyfree and --free free exclude each other: glibc reuses what "
+	  "is freed, and MADV_FREE takes whole pages" },
+	{ SET_EMULATE, SET_BACKEND_MEMPRESSURE,
+	  "--emulate and --backend mempressure contradict each other" },
+};
+
+static void check_exclusions(struct argp_state *state,
+			     const struct stress_run_cfg *o)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(exclusions) / sizeof(exclusions[0]); i++)
+		if (given(o, exclusions[i].a) && given(o, exclusions[i].b))
+			cmd_argerr(state, "%s", exclusions[i].msg);
+}
+
 /* --chunk N%: of --limit, rounded down to a page */
 static void chunk_of_limit(struct argp_state *state, struct stress_opts *so)
 {
@@ -247,7 +304,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->emulate = true;
 		break;
 	case OPT_STRATEGY:
-		if (stress_strategy_parse(arg, &o->strategy))
+		o->workload = stress_workload_strategy(arg);
+		if (!o->workload)
 			cmd_argerr(state, "unknown strategy '%s'", arg);
 		break;
 	case OPT_FREE:
@@ -361,9 +419,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		cmd_metrics_check(state, &so->metrics);
-		if (o->cgroup && o->parent)
-			cmd_argerr(state,
-				   "--cgroup and --parent exclude each other");
+		check_exclusions(state, o);
 		if (so->chunk_arg && strchr(so->chunk_arg, '%'))
 			chunk_of_limit(state, so);
 		if (so->stop_arg && strchr(so->stop_arg, '%'))
@@ -434,8 +490,8 @@ static json_t *alloc_latency_json(const struct stress_shared *s)
  */
 static bool populates(const struct stress_run_cfg *o)
 {
-	return !o->no_populate &&
-	       !(o->strategy && o->free_mode == STRESS_FREE_REUSE);
+	return !o->no_populate && !(o->workload->kind == STRESS_WL_CACHE &&
+				    o->free_mode == STRESS_FREE_REUSE);
 }
 
 static double seconds(const struct stress_result *r)
@@ -497,7 +553,7 @@ static json_t *cache_json(const struct stress_run_cfg *o,
 	double secs = seconds(r), held = 0;
 	size_t i;
 
-	if (!o->strategy)
+	if (o->workload->kind != STRESS_WL_CACHE)
 		return json_null();
 	for (i = 0; i < r->ntl; i++)
 		held += (double)r->tl[i].held;
@@ -535,74 +591,87 @@ static json_t *counters_json(const struct mp_counters *c,
 	return obj;
 }
 
-static json_t *result_json(const struct stress_run_cfg *o,
-			   const struct stress_result *r)
+/* the run's settings, the document's "parameters" */
+static json_t *params_json(const struct stress_run_cfg *o)
 {
-	const struct stress_shared *s = &r->engine;
+	/* clang-format off */
+	return json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o, s:s, s:b, s:b, s:I, s:o, s:o}",
+			 "chunk_size_bytes", (json_int_t)o->chunk,
+			 "threads", (json_int_t)o->threads,
+			 "duration_ns", (json_int_t)o->duration_ns,
+			 "until_freed", o->until_freed ?
+			 json_integer((json_int_t)o->until_freed) :
+			 json_null(),
+			 "limit_bytes", (json_int_t)o->limit,
+			 "overcommit", o->overcommit,
+			 "backend", o->backend == MP_BACKEND_AUTO ? "auto" :
+			 mp_backend_name(o->backend),
+			 "emulate", o->emulate,
+			 /* the public name of the early warning */
+			 "assist", !o->no_early_warning,
+			 "swap", o->swap,
+			 "cgroup", o->cgroup ? mp_json_str(o->cgroup) :
+			 json_null(),
+			 "hog", o->hog ? mp_json_str(o->hog) : json_null(),
+			 "free", stress_free_name(o->free_mode),
+			 "populate", populates(o),
+			 "lazyfree", o->lazyfree,
+			 "answer_delay_ns", (json_int_t)o->answer_delay_ns,
+			 "stop_answering_ns", o->stop_answering_ns ?
+			 json_integer((json_int_t)o->stop_answering_ns) :
+			 json_null(),
+			 "cotenant_bytes", o->cotenant_bytes ?
+			 json_integer((json_int_t)o->cotenant_bytes) :
+			 json_null());
+	/* clang-format on */
+}
+
+/* the emulation policy in force, null without one */
+static json_t *policy_json(const struct stress_run_cfg *o, bool policy_on)
+{
+	struct mp_emul_policy p = { .target = o->target, .high = o->high };
+
+	if (!policy_on)
+		return json_null();
+	mp_emul_policy_defaults(&p);
+	/* clang-format off */
+	return json_pack("{s:f, s:o, s:f, s:f, s:f, s:I, s:I}",
+			 "target", p.target,
+			 "high", p.high > 0 ? json_real(p.high) : json_null(),
+			 "min_frac_low", p.min_frac[MP_LEVEL_LOW],
+			 "min_frac_medium", p.min_frac[MP_LEVEL_MEDIUM],
+			 "min_frac_critical", p.min_frac[MP_LEVEL_CRITICAL],
+			 "interval_ns", (json_int_t)p.interval_ns,
+			 "linger_ns", (json_int_t)p.linger_ns);
+	/* clang-format on */
+}
+
+/*
+ * The document in the sections of the summary (stress/summary.c), which
+ * reads each back: a section adds its keys in the document's order, and
+ * a number the summary shows is a key of its section first. Each returns
+ * non-zero when a key could not be set (a NULL from json_pack() would
+ * drop it).
+ */
+
+/* the first lines: how the run was set up, how long, why it ended */
+static int head_json(json_t *doc, const struct stress_run_cfg *o,
+		     const struct stress_result *r)
+{
 	const struct mp_shrinker_stats *ss = &r->ss;
-	json_t *doc = mp_json_doc(STRESS_SCHEMA, STRESS_SCHEMA_VERSION);
-	json_t *tl = json_array(), *params, *policy = json_null();
 	bool policy_on = r->emulated || ss->limit_bytes;
 	struct utsname un;
-	double secs = seconds(r);
-	size_t i;
-	int bad = !doc || !tl;
+	int bad = 0;
 
 	uname(&un);
-
 	/* clang-format off */
-	params = json_pack("{s:I, s:I, s:I, s:o, s:I, s:f, s:s, s:b, s:b, s:b, s:o, s:o, s:s, s:b, s:b, s:I, s:o, s:o}",
-			   "chunk_size_bytes", (json_int_t)o->chunk,
-			   "threads", (json_int_t)o->threads,
-			   "duration_ns", (json_int_t)o->duration_ns,
-			   "until_freed", o->until_freed ?
-			   json_integer((json_int_t)o->until_freed) :
-			   json_null(),
-			   "limit_bytes", (json_int_t)o->limit,
-			   "overcommit", o->overcommit,
-			   "backend", o->backend == MP_BACKEND_AUTO ? "auto" :
-			   mp_backend_name(o->backend),
-			   "emulate", o->emulate,
-			   /* the public name of the early warning */
-			   "assist", !o->no_early_warning,
-			   "swap", o->swap,
-			   "cgroup", o->cgroup ? mp_json_str(o->cgroup) :
-			   json_null(),
-			   "hog", o->hog ? mp_json_str(o->hog) : json_null(),
-			   "free", stress_free_name(o->free_mode),
-			   "populate", populates(o),
-			   "lazyfree", o->lazyfree,
-			   "answer_delay_ns", (json_int_t)o->answer_delay_ns,
-			   "stop_answering_ns", o->stop_answering_ns ?
-			   json_integer((json_int_t)o->stop_answering_ns) :
-			   json_null(),
-			   "cotenant_bytes", o->cotenant_bytes ?
-			   json_integer((json_int_t)o->cotenant_bytes) :
-			   json_null());
-	if (policy_on) {
-		struct mp_emul_policy p = {
-			.target = o->target, .high = o->high,
-		};
-
-		mp_emul_policy_defaults(&p);
-		policy = json_pack("{s:f, s:o, s:f, s:f, s:f, s:I, s:I}",
-				   "target", p.target,
-				   "high", p.high > 0 ? json_real(p.high) :
-				   json_null(),
-				   "min_frac_low", p.min_frac[MP_LEVEL_LOW],
-				   "min_frac_medium",
-				   p.min_frac[MP_LEVEL_MEDIUM],
-				   "min_frac_critical",
-				   p.min_frac[MP_LEVEL_CRITICAL],
-				   "interval_ns", (json_int_t)p.interval_ns,
-				   "linger_ns", (json_int_t)p.linger_ns);
-	}
-	bad |= json_object_set_new(doc, "parameters", params);
+	bad |= json_object_set_new(doc, "parameters", params_json(o));
 	bad |= json_object_set_new(doc, "backend", json_string(
 		mp_backend_name(r->backend)));
 	bad |= json_object_set_new(doc, "shrinker", json_string(
 		r->mode ? mp_shrinker_mode_name(r->mode) : "none"));
-	bad |= json_object_set_new(doc, "emulation_policy", policy);
+	bad |= json_object_set_new(doc, "emulation_policy",
+				   policy_json(o, policy_on));
 	bad |= json_object_set_new(doc, "early_warning", json_boolean(
 		!r->emulated && policy_on));
 	bad |= json_object_set_new(doc, "emulator", policy_on ?
@@ -621,7 +690,19 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			    json_null());
 	bad |= json_object_set_new(doc, "duration_ns",
 			    json_integer((json_int_t)(r->end_ns - r->start_ns)));
-	bad |= json_object_set_new(doc, "exit_reason", json_string(r->reason));
+	bad |= json_object_set_new(doc, "exit_reason", json_string(stress_end_name(r->reason)));
+	/* clang-format on */
+	return bad;
+}
+
+/* the chunks allocated, freed on request, lost */
+static int chunks_json(json_t *doc, const struct stress_run_cfg *o,
+		       const struct stress_result *r)
+{
+	const struct stress_shared *s = &r->engine;
+	int bad = 0;
+
+	/* clang-format off */
 	bad |= json_object_set_new(doc, "chunks_allocated",
 			    json_integer((json_int_t)s->chunks.allocated));
 	bad |= json_object_set_new(doc, "bytes_allocated",
@@ -642,11 +723,39 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			    json_integer((json_int_t)s->chunks_short));
 	bad |= json_object_set_new(doc, "chunks_lost",
 			    json_integer((json_int_t)s->chunks.lost));
-	bad |= json_object_set_new(doc, "reclaim_latency", hist_json(&s->latency));
+	/* clang-format on */
+	return bad;
+}
+
+/* how long the answers and the allocations took */
+static int latency_json(json_t *doc, const struct stress_run_cfg *o,
+			const struct stress_result *r)
+{
+	const struct stress_shared *s = &r->engine;
+	int bad = 0;
+
+	(void)o;
+	bad |= json_object_set_new(doc, "reclaim_latency",
+				   hist_json(&s->latency));
 	bad |= json_object_set_new(doc, "reclaim_latency_per_chunk",
-			    hist_json(&s->latency_chunk));
-	bad |= json_object_set_new(doc, "alloc_latency",
-				   alloc_latency_json(s));
+				   hist_json(&s->latency_chunk));
+	bad |= json_object_set_new(doc, "alloc_latency", alloc_latency_json(s));
+	return bad;
+}
+
+/*
+ * The events, the memory and what reclaim did; the allocators' rates
+ * stand among them in the document's order
+ */
+static int memory_json(json_t *doc, const struct stress_run_cfg *o,
+		       const struct stress_result *r)
+{
+	const struct stress_shared *s = &r->engine;
+	const struct mp_shrinker_stats *ss = &r->ss;
+	double secs = seconds(r);
+	int bad = 0;
+
+	/* clang-format off */
 	bad |= json_object_set_new(doc, "events", json_pack(
 		"{s:I, s:I, s:I, s:I, s:I}",
 		"low", (json_int_t)r->events[MP_LEVEL_LOW],
@@ -686,6 +795,43 @@ static json_t *result_json(const struct stress_run_cfg *o,
 		"memory_stat", counters_json(&r->cg_stat, mp_cg_stat_keys),
 		"memory_events", counters_json(&r->cg_events,
 					       mp_cg_event_keys)));
+	/* clang-format on */
+	return bad;
+}
+
+/* the timeline of the samples */
+static json_t *timeline_json(const struct stress_result *r)
+{
+	json_t *tl = json_array();
+	size_t i;
+
+	/* clang-format off */
+	for (i = 0; tl && i < r->ntl; i++)
+		if (json_array_append_new(tl, json_pack(
+			"{s:I, s:I, s:I, s:I, s:I}",
+			"t_ns", (json_int_t)r->tl[i].t_ns,
+			"usage_bytes", (json_int_t)r->tl[i].usage,
+			"chunks_held", (json_int_t)r->tl[i].held,
+			"events", (json_int_t)r->tl[i].events,
+			"requests", (json_int_t)r->tl[i].requests))) {
+			json_decref(tl);
+			return NULL;
+		}
+	/* clang-format on */
+	return tl;
+}
+
+/*
+ * The hog, the timeline, the cache, the co-tenant, the stop of the
+ * answers, the usage and pressure over the run, the engine's error
+ */
+static int extras_json(json_t *doc, const struct stress_run_cfg *o,
+		       const struct stress_result *r)
+{
+	const struct stress_shared *s = &r->engine;
+	int bad = 0;
+
+	/* clang-format off */
 	if (o->hog)
 		bad |= json_object_set_new(doc, "hog", json_pack(
 			"{s:o, s:o, s:o, s:I, s:o, s:b}",
@@ -701,17 +847,10 @@ static json_t *result_json(const struct stress_run_cfg *o,
 			json_null(), "failed", r->hog_failed));
 	else
 		bad |= json_object_set_new(doc, "hog", json_null());
-	for (i = 0; i < r->ntl; i++)
-		bad |= json_array_append_new(tl, json_pack(
-			"{s:I, s:I, s:I, s:I, s:I}",
-			"t_ns", (json_int_t)r->tl[i].t_ns,
-			"usage_bytes", (json_int_t)r->tl[i].usage,
-			"chunks_held", (json_int_t)r->tl[i].held,
-			"events", (json_int_t)r->tl[i].events,
-			"requests", (json_int_t)r->tl[i].requests));
-	bad |= json_object_set_new(doc, "timeline", tl);
-	bad |= json_object_set_new(doc, "strategy", o->strategy ?
-		json_string(stress_strategy_name(o->strategy)) : json_null());
+	bad |= json_object_set_new(doc, "timeline", timeline_json(r));
+	bad |= json_object_set_new(doc, "strategy",
+		o->workload->kind == STRESS_WL_CACHE ?
+		json_string(o->workload->name) : json_null());
 	bad |= json_object_set_new(doc, "cache", cache_json(o, r));
 	bad |= json_object_set_new(doc, "cotenant", cotenant_json(o, r));
 	bad |= json_object_set_new(doc, "stopped_answering_ns",
@@ -729,6 +868,23 @@ static json_t *result_json(const struct stress_run_cfg *o,
 	/* clang-format on */
 	if (s->error[0])
 		bad |= json_object_set_new(doc, "error", json_string(s->error));
+	return bad;
+}
+
+static int (*const sections[])(json_t *doc, const struct stress_run_cfg *o,
+			       const struct stress_result *r) = {
+	head_json, chunks_json, latency_json, memory_json, extras_json,
+};
+
+static json_t *result_json(const struct stress_run_cfg *o,
+			   const struct stress_result *r)
+{
+	json_t *doc = mp_json_doc(STRESS_SCHEMA, STRESS_SCHEMA_VERSION);
+	int bad = !doc;
+	size_t i;
+
+	for (i = 0; doc && i < sizeof(sections) / sizeof(sections[0]); i++)
+		bad |= sections[i](doc, o, r);
 	/* a NULL from json_pack() would drop a key: no partial document */
 	if (bad) {
 		json_decref(doc);
@@ -911,7 +1067,7 @@ static int stress(struct stress_opts *so)
 			  f->res.mode ? mp_backend_name(f->res.backend) : "-",
 			  f->res.mode ? mp_shrinker_mode_name(f->res.mode) :
 					"none",
-			  f->res.cgroup, f->res.reason);
+			  f->res.cgroup, stress_end_name(f->res.reason));
 	if (!doc)
 		cmd_error("cannot build the JSON document: %s",
 			  strerror(errno));
@@ -926,7 +1082,7 @@ static int stress(struct stress_opts *so)
 	} else if (w < 0) {
 		cmd_write_error(errno);
 		ret = MP_EXIT_FAILURE;
-	} else if (!strcmp(f->res.reason, "engine_unresponsive")) {
+	} else if (f->res.reason == STRESS_END_ENGINE_UNRESPONSIVE) {
 		cmd_error("the engine did not stop within %llu s of the "
 			  "run's end and was killed: the run failed",
 			  (unsigned long long)(STRESS_ENGINE_GRACE_NS /
@@ -934,11 +1090,11 @@ static int stress(struct stress_opts *so)
 		ret = MP_EXIT_FAILURE;
 	} else if (hog_failed(so, &f->res)) {
 		ret = MP_EXIT_FAILURE;
-	} else if (s->error[0] || !strcmp(f->res.reason, "engine_killed") ||
-		   !strcmp(f->res.reason, "engine_failed") ||
-		   !strcmp(f->res.reason, "failed")) {
+	} else if (s->error[0] || f->res.reason == STRESS_END_ENGINE_KILLED ||
+		   f->res.reason == STRESS_END_ENGINE_FAILED ||
+		   f->res.reason == STRESS_END_FAILED) {
 		cmd_error("the engine %s%s%s",
-			  !strcmp(f->res.reason, "engine_killed") ?
+			  f->res.reason == STRESS_END_ENGINE_KILLED ?
 				  "was killed" :
 				  "failed",
 			  s->error[0] ? ": " : "", s->error);
@@ -991,6 +1147,8 @@ int cmd_stress(int argc, char **argv)
 					 .miss_cost_ns = 500000,
 					 .seed = 1,
 				 } };
+
+	o.cfg.workload = stress_workload_default();
 
 	cmd_argp_parse(&stress_argp, argc, argv, &o);
 	return o.input ? summarize_input(o.input) : stress(&o);

@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # common/ is a stack: its include graph has no cycle, and nothing in it
-# includes from cmd/ or stress/ (the layers above it). lib/ (the
-# vendorable shrinker client) is below it all: it includes its own header
-# and libc's, nothing else.
+# includes from cmd/ or stress/ (the layers above it). stress/ is one
+# above it: no cycle in its own graph (a workload never reaches back into
+# the run that starts it) and nothing from cmd/. lib/ (the vendorable
+# shrinker client) is below it all: it includes its own header and
+# libc's, nothing else.
 #
 #   scripts/check-layers.sh    exit 0, or 1 with what breaks the rule
 #
@@ -16,15 +18,23 @@ cd "$(dirname "$0")/.."
 CC=${CC:-cc}
 rc=0
 
-# upward: what the compiler opens for each common/ file, transitively
-for f in common/*.c; do
+# upward: what the compiler opens for each file, transitively
+# upward FILE PATTERN: FILE includes nothing matching the directories
+upward() {
+	local deps
 	deps=$($CC -MM -D_GNU_SOURCE -Ilib -Icommon -Icmd -Istress \
-		$(pkg-config --cflags jansson 2>/dev/null) "$f" |
-		tr ' \\' '\n\n' | grep -E '^(cmd|stress)/' || true)
+		$(pkg-config --cflags jansson 2>/dev/null) "$1" |
+		tr ' \\' '\n\n' | grep -E "^($2)/" || true)
 	if [ -n "$deps" ]; then
-		echo "$f includes from a higher layer: $deps" >&2
+		echo "$1 includes from a higher layer: $deps" >&2
 		rc=1
 	fi
+}
+for f in common/*.c; do
+	upward "$f" 'cmd|stress'
+done
+for f in stress/*.c; do
+	upward "$f" cmd
 done
 
 # lib/ stands alone: compiled with nothing but its own directory
@@ -37,16 +47,23 @@ for f in lib/*.c; do
 done
 
 # cycles: module -> module edges, ordered by tsort (which names a loop)
-edges=$(for f in common/*.[ch]; do
-	from=$(basename "${f%.[ch]}")
-	sed -n 's/^#include "\([^"]*\)\.h".*/\1/p' "$f" |
-		while read -r to; do
-			[ "$to" = "$from" ] || echo "$to $from"
-		done
-done)
-if ! out=$(echo "$edges" | tsort 2>&1 >/dev/null) || [ -n "$out" ]; then
-	echo "common/ include graph has a cycle:" >&2
-	echo "$out" >&2
-	rc=1
-fi
+# cycles DIR: DIR's include graph, among its own modules
+cycles() {
+	local edges out
+	edges=$(for f in "$1"/*.[ch]; do
+		from=$(basename "${f%.[ch]}")
+		sed -n 's/^#include "\([^"]*\)\.h".*/\1/p' "$f" |
+			while read -r to; do
+				[ "$to" = "$from" ] || [ ! -e "$1/$to.h" ] ||
+					echo "$to $from"
+			done
+	done)
+	if ! out=$(echo "$edges" | tsort 2>&1 >/dev/null) || [ -n "$out" ]; then
+		echo "$1/ include graph has a cycle:" >&2
+		echo "$out" >&2
+		rc=1
+	fi
+}
+cycles common
+cycles stress
 exit $rc

@@ -21,44 +21,6 @@
 #define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
 #define SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
-static const char *const names[STRESS_STRATEGY_NR] = {
-	[STRESS_STRATEGY_NONE] = "none",
-	[STRESS_STRATEGY_MADV_FREE] = "madv-free",
-	[STRESS_STRATEGY_PSI] = "psi",
-	[STRESS_STRATEGY_KERNEL] = "kernel",
-	[STRESS_STRATEGY_KERNEL_LAZYFREE] = "kernel-lazyfree",
-	[STRESS_STRATEGY_RECLAIM_AGENT] = "reclaim-agent",
-};
-
-const char *stress_strategy_name(enum stress_strategy s)
-{
-	return s > STRESS_STRATEGY_OFF && s < STRESS_STRATEGY_NR ? names[s] :
-								   NULL;
-}
-
-int stress_strategy_parse(const char *name, enum stress_strategy *s)
-{
-	int i;
-
-	for (i = STRESS_STRATEGY_NONE; i < STRESS_STRATEGY_NR; i++)
-		if (!strcmp(name, names[i])) {
-			*s = i;
-			return 0;
-		}
-	return -1;
-}
-
-bool stress_strategy_shrinker(enum stress_strategy s)
-{
-	return s == STRESS_STRATEGY_PSI || stress_strategy_kernel(s);
-}
-
-bool stress_strategy_kernel(enum stress_strategy s)
-{
-	return s == STRESS_STRATEGY_KERNEL ||
-	       s == STRESS_STRATEGY_KERNEL_LAZYFREE;
-}
-
 struct slot {
 	pthread_mutex_t lock;
 	bool held;
@@ -334,8 +296,7 @@ static int setup(struct cache *c, const struct stress_cache_cfg *cfg)
 	c->cfg = cfg;
 	c->shm = cfg->shm;
 	c->page = (size_t)sysconf(_SC_PAGESIZE);
-	c->lazy = cfg->strategy == STRESS_STRATEGY_MADV_FREE ||
-		  cfg->strategy == STRESS_STRATEGY_KERNEL_LAZYFREE;
+	c->lazy = cfg->lazyfree;
 	c->slot = calloc(cfg->slots, sizeof(*c->slot));
 	c->cdf = calloc(cfg->slots, sizeof(*c->cdf));
 	if (!c->slot || !c->cdf)

@@ -8,7 +8,8 @@
  * a chunk that is held checks one marker word per page (a hit); a chunk
  * that is not held, or whose marker words the kernel zeroed (MADV_FREE),
  * is re-created (a miss): every page written, then miss_cost_ns of CPU.
- * What the cache does with its memory is the strategy:
+ * What the cache does with its memory is the strategy, a row each in
+ * stress/workload.c:
  *
  *  none             never gives memory back
  *  madv-free        chunks MADV_FREE'd once filled; the kernel may drop
@@ -41,28 +42,8 @@
 
 #include "engine.h"
 
-enum stress_strategy {
-	STRESS_STRATEGY_OFF = 0, /* the allocator engine, no cache */
-	STRESS_STRATEGY_NONE,
-	STRESS_STRATEGY_MADV_FREE,
-	STRESS_STRATEGY_PSI,
-	STRESS_STRATEGY_KERNEL,
-	STRESS_STRATEGY_KERNEL_LAZYFREE,
-	STRESS_STRATEGY_RECLAIM_AGENT, /* the parent writes memory.reclaim */
-	STRESS_STRATEGY_NR,
-};
-
-/* "none", "madv-free", ...; NULL for OFF or out of range */
-const char *stress_strategy_name(enum stress_strategy s);
-/* 0 and *s, or -1 for an unknown name */
-int stress_strategy_parse(const char *name, enum stress_strategy *s);
-/* the strategy is asked by a shrinker (psi, kernel, kernel-lazyfree) */
-bool stress_strategy_shrinker(enum stress_strategy s);
-/* the strategy needs the kernel's shrinker */
-bool stress_strategy_kernel(enum stress_strategy s);
-
 struct stress_cache_cfg {
-	enum stress_strategy strategy;
+	bool lazyfree; /* chunks MADV_FREE once filled (madv-free) */
 	uint64_t chunk_size;
 	uint64_t slots;
 	int threads; /* readers */

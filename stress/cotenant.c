@@ -9,7 +9,6 @@
 
 #include "cotenant.h"
 #include "mp_clock.h"
-#include "run.h"
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
@@ -30,38 +29,25 @@ static uint64_t one_op(size_t bytes, size_t page)
 	return mp_now_ns(CLOCK_MONOTONIC) - t0;
 }
 
-int stress_cotenant_main(int shm_fd, struct mp_err *err)
+bool stress_cotenant_wanted(const struct stress_params *p)
+{
+	return p->cotenant_bytes != 0;
+}
+
+int stress_cotenant_run(const struct stress_params *p,
+			struct stress_shared *shm, struct mp_shrinker *sh)
 {
 	struct timespec pause = { 0, STRESS_COTENANT_PAUSE_NS };
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	struct stress_shared *shm;
 	uint64_t ns;
-	int ret = MP_EXIT_USAGE;
 
-	shm = stress_shared_map(shm_fd);
-	if (!shm) {
-		mp_errf(err, MP_EXIT_USAGE, 0,
-			"fd %d is not the shared memory of 'mpctl stress'",
-			shm_fd);
-		return MP_EXIT_USAGE;
-	}
-	close(shm_fd);
-	if (stress_params_check(&shm->params, err))
-		goto out;
-	if (!shm->params.cotenant_bytes) {
-		mp_errf(err, MP_EXIT_USAGE, 0,
-			"bad engine parameters in the shared memory: no co-tenant");
-		goto out;
-	}
+	(void)sh;
 	while (!LOAD(shm->stop)) {
-		ns = one_op(shm->params.cotenant_bytes, page);
+		ns = one_op(p->cotenant_bytes, page);
 		/* out of memory for the mapping: try again, uncounted */
 		if (ns)
 			mp_hist_add(&shm->cotenant_latency, ns);
 		nanosleep(&pause, NULL);
 	}
-	ret = MP_EXIT_OK;
-out:
-	stress_shared_free(shm);
-	return ret;
+	return 0;
 }

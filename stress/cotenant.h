@@ -12,22 +12,21 @@
 #ifndef STRESS_COTENANT_H
 #define STRESS_COTENANT_H
 
-#include "mp_err.h"
+#include <stdbool.h>
+
+#include "engine.h"
 
 /* the co-tenant's default --cotenant SIZE and its pause between ops */
 #define STRESS_COTENANT_DEFAULT_BYTES (64ULL << 10)
 #define STRESS_COTENANT_MAX_BYTES     (64ULL << 20)
 #define STRESS_COTENANT_PAUSE_NS      1000000ULL
 
-/* the hidden applet's flag that makes the engine's process the co-tenant */
-#define STRESS_COTENANT_FLAG "--cotenant"
-
 /*
- * The co-tenant's process, started by stress_run() as the engine is:
- * maps the shared memory behind @shm_fd, checks its parameters and runs
- * until the parent says stop. Its exit status; err set (nothing printed)
- * when @shm_fd is not the memfd of 'mpctl stress' or holds bad settings.
+ * The co-tenant's row (stress/workload.c): wanted when the parameters
+ * give it a size; runs until the parent says stop (sh unused). 0.
  */
-int stress_cotenant_main(int shm_fd, struct mp_err *err);
+bool stress_cotenant_wanted(const struct stress_params *p);
+int stress_cotenant_run(const struct stress_params *p,
+			struct stress_shared *shm, struct mp_shrinker *sh);
 
 #endif

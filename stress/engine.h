@@ -36,6 +36,10 @@ const char *stress_free_name(enum stress_free f);
 /* 0 and *f, or -1 for an unknown name */
 int stress_free_parse(const char *name, enum stress_free *f);
 
+#define STRESS_MAX_THREADS 1024
+/* --answer-delay at most: the end of a run waits for a late answer */
+#define STRESS_MAX_ANSWER_DELAY_NS 10000000000ULL
+
 /* an allocation this slow or slower is counted apart, exactly */
 #define STRESS_ALLOC_SLOW_NS 500000000ULL
 
@@ -49,11 +53,11 @@ enum stress_state {
 /*
  * The engine's settings, at the head of the shared memory: 'mpctl stress'
  * writes them before it starts the engine, which checks them once
- * (stress_params_check(), run.h) and takes nothing from its command line
+ * (stress_params_check(), workload.h) and takes nothing from its command line
  * but the memfd.
  */
 #define STRESS_PARAMS_MAGIC   0x6d707374u /* "mpst" */
-#define STRESS_PARAMS_VERSION 2
+#define STRESS_PARAMS_VERSION 3
 
 struct stress_params {
 	uint32_t magic;	       /* STRESS_PARAMS_MAGIC */
@@ -65,7 +69,7 @@ struct stress_params {
 	int32_t reclaim_nice;  /* -20 to 19 */
 	int32_t reclaim_rt;    /* 0 (none) to 99 */
 	int32_t usage_fd;      /* memory.current's fd, or -1 */
-	int32_t strategy;      /* enum stress_strategy, 0: none */
+	int32_t workload;      /* the program's row (workload.h) */
 	uint64_t high_bytes;   /* with usage_fd: pause above */
 	uint64_t miss_cost_ns; /* cache workload */
 	uint64_t seed;	       /* cache workload */

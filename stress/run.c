@@ -25,13 +25,27 @@
 #include "mp_parse.h"
 #include "mp_spawn.h"
 #include "mp_target.h"
-#include "cotenant.h"
 #include "run.h"
 
 #define TICK_NS	       100000000ULL /* timeline sampling */
 #define PROGRESS_TICKS 2	    /* progress every 200 ms */
 
 extern char **environ;
+
+static const char *const end_names[STRESS_END_NR] = {
+	[STRESS_END_DURATION] = "duration",
+	[STRESS_END_FREED] = "freed",
+	[STRESS_END_INTERRUPTED] = "interrupted",
+	[STRESS_END_ENGINE_KILLED] = "engine_killed",
+	[STRESS_END_ENGINE_FAILED] = "engine_failed",
+	[STRESS_END_ENGINE_UNRESPONSIVE] = "engine_unresponsive",
+	[STRESS_END_FAILED] = "failed",
+};
+
+const char *stress_end_name(enum stress_end e)
+{
+	return e > STRESS_END_NONE && e < STRESS_END_NR ? end_names[e] : NULL;
+}
 
 /* ---- the run's cgroups ---- */
 
@@ -136,6 +150,12 @@ struct hog {
 	int out_fd;  /* memfd of its stdout and stderr: why it failed */
 };
 
+/* a workload's process beside the program, and its name in messages */
+struct beside {
+	struct mp_child c;
+	char name[96];
+};
+
 struct run {
 	struct stress_run_cfg *cfg;
 	struct stress_result *res;
@@ -153,7 +173,8 @@ struct run {
 	/* the counters at the start (stress_result's, at the end) */
 	struct mp_counters vm0, cgs0, cge0;
 	struct mp_child engine;
-	struct mp_child cotenant; /* --cotenant, else never started */
+	/* the STRESS_WL_BESIDE rows' processes, by row; unused: never started */
+	struct beside *beside;
 	struct hog hog;
 	size_t tl_cap;
 	int sfd, tfd;
@@ -201,7 +222,7 @@ static int start_engine(struct run *r, struct mp_err *err)
 		.reclaim_nice = cfg->reclaim_nice,
 		.reclaim_rt = cfg->reclaim_rt,
 		.usage_fd = r->usage_fd,
-		.strategy = (int32_t)cfg->strategy,
+		.workload = stress_workload_index(cfg->workload),
 		.high_bytes = r->usage_fd >= 0 ? r->throttle_bytes : 0,
 		.miss_cost_ns = cfg->miss_cost_ns,
 		.seed = cfg->seed,
@@ -226,126 +247,35 @@ static int start_engine(struct run *r, struct mp_err *err)
 }
 
 /*
- * The co-tenant (cotenant.h): the same applet, a process of its own in
- * the engine's memory cgroup, without the registration
+ * The workloads beside the program that the run wants (workload.h): the
+ * same applet with --NAME, a process of its own in the engine's memory
+ * cgroup, without the registration
  */
-static int start_cotenant(struct run *r, struct mp_err *err)
+static int start_beside(struct run *r, struct mp_err *err)
 {
-	struct mp_child *c = &r->cotenant;
-	char fd[24], *argv[] = { "mpctl", STRESS_ENGINE_APPLET, "--shm",
-				 fd,	  STRESS_COTENANT_FLAG, NULL };
+	const struct stress_workload *w;
+	char fd[24], flag[64],
+		*argv[] = { "mpctl", STRESS_ENGINE_APPLET, "--shm", fd, flag,
+			    NULL };
+	struct mp_child *c;
+	size_t i;
 
-	if (!r->cfg->cotenant_bytes)
-		return 0;
-	self_child(r, c, argv, fd, sizeof(fd));
-	c->name = "/proc/self/exe " STRESS_ENGINE_APPLET
-		  " " STRESS_COTENANT_FLAG;
-	if (mp_child_keep(c, r->shm_fd, err) ||
-	    mp_child_join(c, r->c.engine_cg->dir, err))
-		return -1;
-	return mp_child_start(c, err);
-}
-
-int stress_params_check(const struct stress_params *p, struct mp_err *err)
-{
-	const char *bad = NULL;
-
-	if (p->magic != STRESS_PARAMS_MAGIC ||
-	    p->version != STRESS_PARAMS_VERSION ||
-	    p->size != sizeof(struct stress_shared))
-		bad = "its header (not the memfd of this mpctl's stress)";
-	else if (p->threads < 1 || p->threads > STRESS_MAX_THREADS)
-		bad = "threads";
-	else if (!p->chunk_size)
-		bad = "chunk_size";
-	else if (!p->max_chunks)
-		bad = "max_chunks";
-	else if (p->reclaim_nice < -20 || p->reclaim_nice > 19)
-		bad = "reclaim_nice";
-	else if (p->reclaim_rt < 0 || p->reclaim_rt > 99)
-		bad = "reclaim_rt";
-	else if (p->usage_fd < -1)
-		bad = "usage_fd";
-	else if (p->strategy < 0 || p->strategy >= STRESS_STRATEGY_NR)
-		bad = "strategy";
-	else if (p->free_mode < 0 || p->free_mode >= STRESS_FREE_NR)
-		bad = "free_mode";
-	else if (p->no_populate > 1 || p->lazyfree > 1)
-		bad = "a flag";
-	else if (p->answer_delay_ns > STRESS_MAX_ANSWER_DELAY_NS)
-		bad = "answer_delay_ns";
-	else if (p->cotenant_bytes > STRESS_COTENANT_MAX_BYTES)
-		bad = "cotenant_bytes";
-	if (!bad)
-		return 0;
-	return mp_errf(err, MP_EXIT_USAGE, 0,
-		       "bad engine parameters in the shared memory: %s", bad);
-}
-
-int stress_engine_main(int shm_fd, struct mp_err *err)
-{
-	struct stress_engine_cfg cfg = { 0 };
-	struct mp_shrinker *sh = NULL;
-	struct stress_params p;
-	int ret;
-
-	cfg.shm = stress_shared_map(shm_fd);
-	if (!cfg.shm) {
-		mp_errf(err, MP_EXIT_USAGE, 0,
-			"fd %d is not the shared memory of 'mpctl stress'",
-			shm_fd);
-		return MP_EXIT_USAGE;
+	for (i = 0; i < stress_nr_workloads; i++) {
+		w = &stress_workloads[i];
+		c = &r->beside[i].c;
+		if (w->kind != STRESS_WL_BESIDE || !w->wanted(&r->shm->params))
+			continue;
+		snprintf(flag, sizeof(flag), "--%s", w->name);
+		self_child(r, c, argv, fd, sizeof(fd));
+		snprintf(r->beside[i].name, sizeof(r->beside[i].name),
+			 "/proc/self/exe " STRESS_ENGINE_APPLET " %s", flag);
+		c->name = r->beside[i].name;
+		if (mp_child_keep(c, r->shm_fd, err) ||
+		    mp_child_join(c, r->c.engine_cg->dir, err) ||
+		    mp_child_start(c, err))
+			return -1;
 	}
-	close(shm_fd);
-	p = cfg.shm->params;
-	if (stress_params_check(&p, err))
-		goto fail;
-	/* the registration as any child of 'mpctl register' gets it */
-	if ((!p.strategy || stress_strategy_shrinker(p.strategy)) &&
-	    mp_shrinker_client_from_env(&sh, err))
-		goto fail;
-	cfg.chunk_size = p.chunk_size;
-	cfg.threads = p.threads;
-	cfg.max_chunks = p.max_chunks;
-	cfg.reclaim_nice = p.reclaim_nice;
-	cfg.reclaim_rt = p.reclaim_rt;
-	cfg.usage_fd = p.usage_fd;
-	cfg.high_bytes = p.high_bytes;
-	cfg.free_mode = (enum stress_free)p.free_mode;
-	cfg.no_populate = p.no_populate;
-	cfg.lazyfree = p.lazyfree;
-	cfg.answer_delay_ns = p.answer_delay_ns;
-	cfg.stop_answering_ns = p.stop_answering_ns;
-	cfg.sh = sh;
-	if (p.strategy) {
-		struct stress_cache_cfg cc = {
-			.strategy = (enum stress_strategy)p.strategy,
-			.chunk_size = cfg.chunk_size,
-			.slots = cfg.max_chunks,
-			.threads = cfg.threads,
-			.miss_cost_ns = p.miss_cost_ns,
-			.seed = p.seed,
-			.free_mode = cfg.free_mode,
-			.no_populate = cfg.no_populate,
-			.sh = sh,
-			.shm = cfg.shm,
-			.usage_fd = cfg.usage_fd,
-			.high_bytes = cfg.high_bytes,
-		};
-
-		ret = stress_cache_run(&cc) ? MP_EXIT_FAILURE : MP_EXIT_OK;
-	} else {
-		ret = stress_engine_run(&cfg) ? MP_EXIT_FAILURE : MP_EXIT_OK;
-	}
-	mp_shrinker_close(sh);
-	stress_shared_free(cfg.shm);
-	return ret;
-fail:
-	/* the parent reads why from the shared memory */
-	snprintf(cfg.shm->error, sizeof(cfg.shm->error), "%s", err->msg);
-	cfg.shm->state = STRESS_FAILED;
-	stress_shared_free(cfg.shm);
-	return MP_EXIT_FAILURE;
+	return 0;
 }
 
 /*
@@ -500,7 +430,7 @@ static void update_events(struct run *r)
 }
 
 /*
- * The reclaim-agent strategy: like Senpai, bring the usage back under the
+ * A workload that needs the agent (reclaim-agent): like Senpai, bring the usage back under the
  * target (--target of the limit) by writing memory.reclaim, every tick.
  * The kernel may reclaim less than asked (EAGAIN): the next tick asks again.
  */
@@ -510,8 +440,7 @@ static void reclaim_agent(struct run *r, uint64_t usage)
 	uint64_t target = (uint64_t)(t * (double)r->res->limit);
 	char buf[32];
 
-	if (r->cfg->strategy != STRESS_STRATEGY_RECLAIM_AGENT ||
-	    usage <= target)
+	if (!(r->cfg->workload->needs & STRESS_NEEDS_AGENT) || usage <= target)
 		return;
 	snprintf(buf, sizeof(buf), "%" PRIu64, usage - target);
 	if (!mp_cg_write(r->c.cg, "memory.reclaim", buf)) {
@@ -562,8 +491,11 @@ static void reap(struct run *r)
 		r->res->hog_status = r->hog.c.status;
 		r->res->hog_exited = true;
 	}
+	size_t i;
+
 	mp_child_reap(&r->engine);
-	mp_child_reap(&r->cotenant);
+	for (i = 0; r->beside && i < stress_nr_workloads; i++)
+		mp_child_reap(&r->beside[i].c);
 }
 
 /* 1 when the engine did not end within the grace and was SIGKILLed */
@@ -574,10 +506,27 @@ static int stop_engine(struct run *r)
 	return mp_child_stop(&r->engine, 0, STRESS_ENGINE_GRACE_NS);
 }
 
-/* after stop_engine(): shm->stop tells it too */
-static void stop_cotenant(struct run *r)
+/* after stop_engine(): shm->stop tells them too */
+static void stop_beside(struct run *r)
 {
-	mp_child_stop(&r->cotenant, 0, 1000000000ULL);
+	size_t i;
+
+	for (i = 0; r->beside && i < stress_nr_workloads; i++)
+		mp_child_stop(&r->beside[i].c, 0, 1000000000ULL);
+}
+
+/* a workload beside the program died of a signal in the run */
+static bool beside_killed(const struct run *r)
+{
+	const struct mp_child *c;
+	size_t i;
+
+	for (i = 0; i < stress_nr_workloads; i++) {
+		c = &r->beside[i].c;
+		if (c->pid > 0 && c->exited && WIFSIGNALED(c->status))
+			return true;
+	}
+	return false;
 }
 
 static void stop_hog(struct run *r)
@@ -615,28 +564,28 @@ static void run_loop(struct run *r)
 	uint64_t deadline = r->res->start_ns + r->cfg->duration_ns;
 	uint64_t ticks = 0, exp, now;
 	struct signalfd_siginfo si;
-	const char **reason = &r->res->reason;
+	enum stress_end *reason = &r->res->reason;
 
 	for (;;) {
 		if (poll(pfd, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
-			*reason = "failed";
+			*reason = STRESS_END_FAILED;
 			return;
 		}
 		if (pfd[0].revents) {
 			while (read(r->sfd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGCHLD)
 					continue;
-				*reason = "interrupted";
+				*reason = STRESS_END_INTERRUPTED;
 			}
 			reap(r);
 			if (*reason)
 				return;
 			if (r->engine.exited) {
 				*reason = WIFSIGNALED(r->engine.status) ?
-						  "engine_killed" :
-						  "engine_failed";
+						  STRESS_END_ENGINE_KILLED :
+						  STRESS_END_ENGINE_FAILED;
 				return;
 			}
 		}
@@ -650,14 +599,14 @@ static void run_loop(struct run *r)
 			if (r->cfg->progress && ++ticks % PROGRESS_TICKS == 0)
 				progress(r);
 			if (now >= deadline) {
-				*reason = "duration";
+				*reason = STRESS_END_DURATION;
 				return;
 			}
 			if (r->cfg->until_freed &&
 			    __atomic_load_n(&r->shm->chunks.freed,
 					    __ATOMIC_RELAXED) >=
 				    r->cfg->until_freed) {
-				*reason = "freed";
+				*reason = STRESS_END_FREED;
 				return;
 			}
 		}
@@ -727,10 +676,9 @@ static void finish(struct run *r)
 	}
 	/* stop the engine, the co-tenant, then the hog; wait for them */
 	if (stop_engine(r) > 0)
-		res->reason = "engine_unresponsive";
-	res->cotenant_killed = r->cotenant.pid > 0 && r->cotenant.exited &&
-			       WIFSIGNALED(r->cotenant.status);
-	stop_cotenant(r);
+		res->reason = STRESS_END_ENGINE_UNRESPONSIVE;
+	res->cotenant_killed = beside_killed(r);
+	stop_beside(r);
 	/* judged before the stop: what the stop causes is not the hog's */
 	reap(r);
 	res->hog_failed = res->hog_exited && !(WIFEXITED(res->hog_status) &&
@@ -826,29 +774,12 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 			       "invalid arguments for --hog '%s': %s", cfg->hog,
 			       errno == EINVAL ? "a quote is not closed" :
 						 strerror(errno));
-	if (cfg->free_mode == STRESS_FREE_HEAP &&
-	    (cfg->strategy == STRESS_STRATEGY_MADV_FREE ||
-	     cfg->strategy == STRESS_STRATEGY_KERNEL_LAZYFREE))
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"--free free and strategy '%s' exclude each other: MADV_FREE takes whole pages, malloc() does not give them",
-			stress_strategy_name(cfg->strategy));
-	if (cfg->lazyfree && cfg->free_mode == STRESS_FREE_HEAP)
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"--lazyfree and --free free exclude each other: glibc reuses what is freed, and MADV_FREE takes whole pages");
-	if (cfg->lazyfree && cfg->strategy)
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"--lazyfree and --strategy exclude each other: the strategy says what the cache does with its chunks (madv-free, kernel-lazyfree)");
-	if (cfg->answer_delay_ns && cfg->strategy)
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"--answer-delay and --strategy exclude each other: the delay is the stress engine's, the cache answers at once");
-	if (cfg->stop_answering_ns && cfg->strategy)
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"--stop-answering and --strategy exclude each other: the stress engine stops answering, the cache answers at once");
+	if (stress_workload_check(cfg->workload,
+				  stress_settings(cfg->free_mode, cfg->lazyfree,
+						  cfg->answer_delay_ns,
+						  cfg->stop_answering_ns),
+				  err))
+		return -1;
 	if (cfg->stop_answering_ns >= cfg->duration_ns)
 		return mp_errf(
 			err, MP_EXIT_USAGE, 0,
@@ -858,15 +789,11 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 			err, MP_EXIT_UNAVAILABLE, 0,
 			"--lazyfree needs MADV_FREE (Linux 4.5), which this kernel refused: %s",
 			strerror(errno));
-	if (stress_strategy_kernel(cfg->strategy) &&
+	if ((cfg->workload->needs & STRESS_NEEDS_KERNEL_SHRINKER) &&
 	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &why))
 		return mp_errf(err, MP_EXIT_UNAVAILABLE, 0,
-			       "strategy '%s' needs the kernel's shrinker: %s",
-			       stress_strategy_name(cfg->strategy), why.msg);
-	if (cfg->emulate && cfg->backend == MP_BACKEND_MEMPRESSURE)
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"--emulate and --backend mempressure contradict each other");
+			       "%s needs the kernel's shrinker: %s",
+			       cfg->workload->title, why.msg);
 	return 0;
 }
 
@@ -874,6 +801,7 @@ int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err)
 static int prepare(struct run *r, struct mp_err *err)
 {
 	struct stress_run_cfg *cfg = r->cfg;
+	const struct stress_workload *w = cfg->workload;
 	struct stress_result *res = r->res;
 	struct mp_shrinker_cfg scfg = {
 		.backend = cfg->backend,
@@ -919,22 +847,22 @@ static int prepare(struct run *r, struct mp_err *err)
 	scfg.target = &r->c.tgt;
 	/* kernel shrinker: the usage early warning beside it, unless told */
 	scfg.early_warning = !cfg->no_early_warning;
-	if (cfg->strategy == STRESS_STRATEGY_PSI)
+	if (w->needs & STRESS_NEEDS_EMULATED)
 		scfg.emulate = true;
-	if (stress_strategy_kernel(cfg->strategy))
+	if (w->needs & STRESS_NEEDS_KERNEL_SHRINKER)
 		scfg.backend = MP_BACKEND_MEMPRESSURE;
-	if (cfg->strategy == STRESS_STRATEGY_RECLAIM_AGENT &&
+	if ((w->needs & STRESS_NEEDS_MEMORY_RECLAIM) &&
 	    (!r->c.cg->dir[0] || !r->c.cg->hier ||
 	     r->c.cg->hier->version == MP_CG_V1 ||
 	     !mp_cg_has_file(r->c.cg, "memory.reclaim")))
 		return mp_errf(
 			err, MP_EXIT_UNAVAILABLE, 0,
-			"strategy 'reclaim-agent' needs memory.reclaim (cgroup v2, Linux 5.19+), which cgroup '%s' has not%s",
-			r->c.cg->path[0] ? r->c.cg->path : "/",
+			"%s needs memory.reclaim (cgroup v2, Linux 5.19+), which cgroup '%s' has not%s",
+			w->title, r->c.cg->path[0] ? r->c.cg->path : "/",
 			r->c.cg->hier && r->c.cg->hier->version == MP_CG_V1 ?
 				": its memory controller is on cgroup v1" :
 				"");
-	if ((!cfg->strategy || stress_strategy_shrinker(cfg->strategy)) &&
+	if ((w->needs & STRESS_NEEDS_SHRINKER) &&
 	    mp_shrinker_open(&scfg, &r->sh, err))
 		return -1;
 	if (r->sh) {
@@ -1016,19 +944,25 @@ int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 			       "cannot set up the run");
 	*r = (struct run){ .cfg = cfg,
 			   .res = res,
+			   .beside = calloc(stress_nr_workloads,
+					    sizeof(*r->beside)),
 			   .c = { .claim_fd = -1 },
 			   .sfd = -1,
 			   .tfd = -1,
 			   .shm_fd = -1,
 			   .usage_fd = -1,
 			   .hog = { .yaml_fd = -1, .out_fd = -1 } };
+	if (!r->beside) {
+		mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "cannot set up the run");
+		goto out;
+	}
 	if (prepare(r, err))
 		goto out;
 	res->start_ns = now_ns();
-	if (start_engine(r, err) || start_cotenant(r, err))
+	if (start_engine(r, err) || start_beside(r, err))
 		goto out;
 	if (cfg->hog && start_hog(r, err)) {
-		res->reason = "failed";
+		res->reason = STRESS_END_FAILED;
 		finish(r);
 		goto out;
 	}
@@ -1039,10 +973,12 @@ int stress_run(struct stress_run_cfg *cfg, struct stress_result *res,
 	ret = 0;
 out:
 	stop_engine(r);
-	stop_cotenant(r);
+	stop_beside(r);
 	stop_hog(r);
 	mp_child_release(&r->engine);
-	mp_child_release(&r->cotenant);
+	for (size_t i = 0; r->beside && i < stress_nr_workloads; i++)
+		mp_child_release(&r->beside[i].c);
+	free(r->beside);
 	mp_child_release(&r->hog.c);
 	if (r->hog.yaml_fd >= 0)
 		close(r->hog.yaml_fd);

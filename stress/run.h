@@ -21,7 +21,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cache.h"
 #include "engine.h"
 #include "mp_cgroup.h"
 #include "mp_err.h"
@@ -29,12 +28,10 @@
 #include "mp_pressure.h"
 #include "mp_shrinker.h"
 #include "mp_target.h"
+#include "workload.h"
 
-#define STRESS_MAX_THREADS 1024
-#define STRESS_MIN_CHUNK   4096ULL
-/* --answer-delay at most: the end of a run waits for a late answer */
-#define STRESS_MAX_ANSWER_DELAY_NS 10000000000ULL
-#define STRESS_MIN_LIMIT	   (16ULL << 20) /* below, the engine is OOM-killed */
+#define STRESS_MIN_CHUNK 4096ULL
+#define STRESS_MIN_LIMIT (16ULL << 20) /* below, the engine is OOM-killed */
 /*
  * The engine's time to stop at the end of a run; beyond it, it is
  * SIGKILLed and the run failed (exit_reason "engine_unresponsive")
@@ -47,9 +44,6 @@
  * runs at 16M, 24M, 32M and 48M, and in none of 3 at 64M.
  */
 #define STRESS_LIMIT_PER_INFLIGHT 16
-
-/* the hidden applet of mpctl that runs the engine (not in --help) */
-#define STRESS_ENGINE_APPLET "__stress-engine"
 
 struct stress_sample {
 	uint64_t t_ns;	 /* since the start */
@@ -89,8 +83,8 @@ struct stress_run_cfg {
 	uint64_t stop_answering_ns;
 	/* the co-tenant's operation size (cotenant.h), 0: no co-tenant */
 	uint64_t cotenant_bytes;
-	/* the cache workload (stress/cache.h) instead of the allocators */
-	enum stress_strategy strategy;
+	/* the program: the allocator engine, or a cache (workload.h) */
+	const struct stress_workload *workload;
 	uint64_t miss_cost_ns;
 	uint64_t seed;
 	/* every 200 ms while the run goes, if set */
@@ -112,13 +106,25 @@ struct stress_cgroups {
 	int others; /* processes already in --cgroup */
 };
 
+/* why a run ended: the document's exit_reason (stress_end_name()) */
+enum stress_end {
+	STRESS_END_NONE = 0, /* not yet */
+	STRESS_END_DURATION,
+	STRESS_END_FREED,	/* --until-freed */
+	STRESS_END_INTERRUPTED, /* SIGINT, SIGTERM, SIGHUP */
+	STRESS_END_ENGINE_KILLED,
+	STRESS_END_ENGINE_FAILED,
+	/* SIGKILLed after the run: it did not stop */
+	STRESS_END_ENGINE_UNRESPONSIVE,
+	STRESS_END_FAILED,
+	STRESS_END_NR,
+};
+
+/* "duration", "freed", ...; NULL for STRESS_END_NONE or out of range */
+const char *stress_end_name(enum stress_end e);
+
 struct stress_result {
-	/*
-	 * duration, freed, interrupted, engine_killed, engine_failed,
-	 * engine_unresponsive (SIGKILLed after the run: it did not stop),
-	 * failed
-	 */
-	const char *reason;
+	enum stress_end reason;
 	enum mp_shrinker_mode mode;
 	enum mp_backend backend;
 	bool emulated;
@@ -168,7 +174,8 @@ struct stress_result {
 /*
  * What can be refused before anything is set up: the limit against the
  * memory available, the chunk against the limit, --hog without stress-ng,
- * contradicting options. 0, or -1 with err (status 64 for usage errors).
+ * the settings the program's row excludes, what it needs of the kernel.
+ * 0, or -1 with err (status 64 for usage errors).
  */
 int stress_check(const struct stress_run_cfg *cfg, struct mp_err *err);
 
@@ -192,18 +199,5 @@ int stress_cgroups_setup(struct stress_cgroups *c,
 			 const struct stress_run_cfg *cfg, uint64_t high_bytes,
 			 struct mp_err *err);
 void stress_cgroups_remove(struct stress_cgroups *c);
-
-/* 0, or -1 with err (MP_EXIT_USAGE) naming the first bad setting. */
-int stress_params_check(const struct stress_params *p, struct mp_err *err);
-
-/*
- * The engine of 'mpctl stress', in the process stress_run() started (the
- * hidden applet STRESS_ENGINE_APPLET, cmd/engine.c): maps the shared
- * memory behind @shm_fd, checks its parameters and runs the allocators or
- * the cache workload until the parent says stop. Its exit status; err set
- * (and nothing printed) when @shm_fd is not the memfd of 'mpctl stress'
- * or holds bad settings.
- */
-int stress_engine_main(int shm_fd, struct mp_err *err);
 
 #endif

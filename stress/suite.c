@@ -35,6 +35,7 @@
 #include "mp_stats.h"
 #include "mp_target.h"
 #include "suite.h"
+#include "workload.h"
 
 /* a run of the suite: its settings and where its cgroups go */
 struct suite {
@@ -50,8 +51,13 @@ struct scenario {
 		   json_t **out, struct mp_err *err);
 	const char *stress_args[6]; /* extra "mpctl stress" arguments */
 	int hog_pct;		    /* a stress-ng vm hog, % of the limit */
-	bool needs_kernel_shrinker; /* else skipped */
-	bool strategy;		    /* the cache workload: short runs */
+	/* the allocator engine's: skipped without the kernel's shrinker */
+	bool needs_kernel_shrinker;
+	/*
+	 * the cache's strategy (a row of stress/workload.c, whose needs
+	 * skip it): --strategy NAME, short runs, not in the standard suite
+	 */
+	const char *strategy;
 	/* why it is skipped without the kernel's shrinker (NULL: default) */
 	const char *why_kernel;
 };
@@ -60,9 +66,9 @@ struct scenario {
 #define STRATEGY_DURATION_NS ((uint64_t)1000000000)
 
 /* clang-format off */
-#define STRATEGY(name, what, kernel) \
+#define STRATEGY(name, what) \
 	{ "strategy-" name, "mpctl stress --strategy " name ": " what, \
-	  run_stress, { "--strategy", name }, 0, kernel, true }
+	  run_stress, .strategy = name }
 
 /* the reason a kernel-only scenario is skipped without the kernel's shrinker */
 #define KERNEL_ONLY	"needs the kernel's shrinker (a patched kernel)"
@@ -132,24 +138,22 @@ static const struct scenario scenarios[] = {
 	  .stress_args = { "--no-assist", "--swap", "--stop-answering", "25%",
 			   "--cotenant" },
 	  .needs_kernel_shrinker = true, .why_kernel = KERNEL_ONLY },
-	STRATEGY("none", "a Zipf-read cache that never gives memory back",
-		 false),
+	STRATEGY("none", "a Zipf-read cache that never gives memory back"),
 	STRATEGY("madv-free", "the cache's chunks MADV_FREE, re-created "
-		 "when dropped", false),
+		 "when dropped"),
 	STRATEGY("psi", "the cache drops chunks when the emulated shrinker "
-		 "asks", false),
+		 "asks"),
 	STRATEGY("kernel", "the cache drops chunks when the kernel's "
-		 "shrinker asks", true),
-	STRATEGY("kernel-lazyfree", "kernel asks, chunks kept MADV_FREE",
-		 true),
+		 "shrinker asks"),
+	STRATEGY("kernel-lazyfree", "kernel asks, chunks kept MADV_FREE"),
 	/* the same program written the ordinary way: issue 21's */
 	{ "strategy-kernel-munmap", "mpctl stress --strategy kernel --free "
 	  "munmap: the cache maps a chunk a miss, populates it, munmap()s "
 	  "what the kernel's shrinker asks for", run_stress,
-	  { "--strategy", "kernel", "--free", "munmap" }, 0, true, true },
+	  { "--free", "munmap" }, .strategy = "kernel" },
 	/* cgroup v2 with memory.reclaim only: skipped with the reason else */
 	STRATEGY("reclaim-agent", "a Senpai-like agent writes memory.reclaim "
-		 "to hold the usage under the target", false),
+		 "to hold the usage under the target"),
 };
 /* clang-format on */
 
@@ -315,6 +319,10 @@ static void stress_argv(const struct suite *su, const struct scenario *s,
 			 o->limit / 100 * s->hog_pct / 1024);
 		a->argv[n++] = "--hog";
 		a->argv[n++] = a->hog;
+	}
+	if (s->strategy) {
+		a->argv[n++] = "--strategy";
+		a->argv[n++] = (char *)s->strategy;
 	}
 	for (i = 0; i < 6 && s->stress_args[i]; i++)
 		a->argv[n++] = (char *)s->stress_args[i];
@@ -908,13 +916,20 @@ static bool selected(const struct report_suite_cfg *o, const struct scenario *s)
 	return false;
 }
 
-/* why the reclaim-agent strategy cannot run here, NULL if it can */
+/* the row of s's strategy, NULL for the allocator engine's scenarios */
+static const struct stress_workload *workload(const struct scenario *s)
+{
+	return s->strategy ? stress_workload_strategy(s->strategy) : NULL;
+}
+
+/* why a strategy that needs memory.reclaim cannot run here, NULL if it can */
 static const char *no_memory_reclaim(const struct suite *su,
 				     const struct scenario *s)
 {
+	const struct stress_workload *w = workload(s);
 	const struct mp_cgroup *mem;
 
-	if (!s->strategy || strcmp(s->stress_args[1], "reclaim-agent"))
+	if (!w || !(w->needs & STRESS_NEEDS_MEMORY_RECLAIM))
 		return NULL;
 	if (!su->par)
 		return "needs memory.reclaim: there is no memory cgroup";
@@ -927,13 +942,15 @@ static const char *no_memory_reclaim(const struct suite *su,
 /* why scenario s cannot run here (it is skipped), NULL if it can */
 static const char *skip_reason(const struct suite *su, const struct scenario *s)
 {
+	const struct stress_workload *w = workload(s);
 	struct mp_err err;
 
 	if (s->hog_pct && !have_stress_ng())
 		return "stress-ng is not installed";
-	if (s->needs_kernel_shrinker &&
+	if ((s->needs_kernel_shrinker ||
+	     (w && (w->needs & STRESS_NEEDS_KERNEL_SHRINKER))) &&
 	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &err))
-		return s->strategy   ? KERNEL_ONLY :
+		return w	     ? KERNEL_ONLY :
 		       s->why_kernel ? s->why_kernel :
 				       "no kernel shrinker: the same as "
 				       "'shrinker' here";
