@@ -131,6 +131,14 @@ split_report() {
 	split_report "$BATS_TEST_TMPDIR/r.json" >"$BATS_TEST_TMPDIR/parts"
 	[ "$(wc -l <"$BATS_TEST_TMPDIR/parts")" -ge 4 ]
 	check_doc "$BATS_TEST_TMPDIR/parts"
+	# the same report as two boots of one kernel (report --pool): boots,
+	# each run's boot, the summaries' boot medians
+	"$MPCTL_BIN" report --pool "$BATS_TEST_TMPDIR/r.json" \
+		"$BATS_TEST_TMPDIR/r.json" --json -o "$BATS_TEST_TMPDIR/p.json"
+	jq -e '.boots == 2 and ([.scenarios[].runs[].boot] | unique) == [1, 2]
+		and any(.scenarios[].metrics[]; .boot_medians)' "$BATS_TEST_TMPDIR/p.json"
+	split_report "$BATS_TEST_TMPDIR/p.json" >"$BATS_TEST_TMPDIR/pparts"
+	check_doc "$BATS_TEST_TMPDIR/pparts"
 }
 
 @test "schema: listen, register and add under real pressure" {

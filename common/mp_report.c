@@ -1397,6 +1397,9 @@ static void differ(json_t *b, json_t *c, const char *where, const char *key,
 	free(sc);
 }
 
+/* what mp_report_alike()'s message adds for --compare */
+#define FORCE_HINT " (--force compares them anyway)"
+
 int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err)
 {
 	static const char *const settings[] = {
@@ -1444,10 +1447,10 @@ int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err)
 		}
 	}
 	if (buf[0])
-		return mp_errf(
-			err, MP_EXIT_DATAERR, 0,
-			"the reports did not measure the same thing (--force compares them anyway): %s",
-			buf);
+		return mp_errf(err, MP_EXIT_DATAERR, 0,
+			       "the reports did not measure the same thing" FORCE_HINT
+			       ": %s",
+			       buf);
 	return 0;
 }
 
@@ -1490,19 +1493,37 @@ int mp_report_usable(const json_t *doc, const char *what, struct mp_err *err)
 	return 0;
 }
 
-/* a scenario not "ok" in a boot: the pool's says so, with the boot */
-static void pool_status(json_t *pooled, const json_t *sc, size_t boot)
+/* how bad a scenario's status is: ok, skipped, interrupted, failed */
+static int status_rank(const char *st)
+{
+	static const char *const order[] = { "ok", "skipped", "interrupted" };
+	int i;
+
+	for (i = 0; i < (int)(sizeof(order) / sizeof(order[0])); i++)
+		if (st && !strcmp(st, order[i]))
+			return i;
+	return i; /* failed, or what this mpctl does not know */
+}
+
+/*
+ * The pool's status of a scenario is its worst in any boot, with that
+ * boot's reason ("boot N: ..."): a failure is never hidden by a skip
+ */
+static int pool_status(json_t *pooled, const json_t *sc, size_t boot)
 {
 	const char *st = json_string_value(json_object_get(sc, "status"));
 	const char *reason = json_string_value(json_object_get(sc, "reason"));
 	const char *was = json_string_value(json_object_get(pooled, "status"));
 
-	if (!st || !strcmp(st, "ok") || (was && strcmp(was, "ok")))
-		return;
-	json_object_set_new(pooled, "status", json_string(st));
-	json_object_set_new(pooled, "reason",
-			    json_sprintf("boot %zu: %s", boot,
-					 reason ? reason : st));
+	if (status_rank(st) <= status_rank(was))
+		return 0;
+	if (json_object_set_new(pooled, "status",
+				json_string(st ? st : "failed")) ||
+	    json_object_set_new(pooled, "reason",
+				json_sprintf("boot %zu: %s", boot,
+					     reason ? reason : "no status")))
+		return -1;
+	return 0;
 }
 
 /* the runs of scenario @name of every report, tagged with their boot */
@@ -1523,13 +1544,18 @@ static json_t *pool_runs(json_t *pooled, const char *name, json_t *const *docs,
 				what[i], name);
 			goto fail;
 		}
-		pool_status(pooled, sc, i + 1);
+		if (pool_status(pooled, sc, i + 1))
+			goto nomem;
 		json_array_foreach(json_object_get(sc, "runs"), k, run) {
 			copy = json_deep_copy(run);
-			if (!copy ||
-			    json_object_set_new(copy, "boot",
-						json_integer(i + 1)) ||
-			    json_array_append_new(runs, copy))
+			if (!copy)
+				goto nomem;
+			if (json_object_set_new(copy, "boot",
+						json_integer(i + 1))) {
+				json_decref(copy);
+				goto nomem;
+			}
+			if (json_array_append_new(runs, copy))
 				goto nomem;
 		}
 	}
@@ -1568,8 +1594,25 @@ json_t *mp_report_pool(json_t *const *docs, const char *const *what, size_t n,
 				what[0], nr);
 			return NULL;
 		}
-		if (i && mp_report_alike(docs[0], docs[i], err))
+		if (i &&
+		    !json_equal(mp_json_path(docs[0], "system.kernel_release"),
+				mp_json_path(docs[i],
+					     "system.kernel_release"))) {
+			mp_errf(err, MP_EXIT_DATAERR, 0,
+				"'%s' and '%s' ran on other kernels: pool the "
+				"boots of one kernel",
+				what[0], what[i]);
 			return NULL;
+		}
+		if (i && mp_report_alike(docs[0], docs[i], err)) {
+			/* --compare's hint; --pool has no --force */
+			char *p = strstr(err->msg, FORCE_HINT);
+
+			if (p)
+				memmove(p, p + strlen(FORCE_HINT),
+					strlen(p + strlen(FORCE_HINT)) + 1);
+			return NULL;
+		}
 		if (json_is_false(json_object_get(docs[i], "complete")))
 			complete = false;
 	}
@@ -1580,6 +1623,10 @@ json_t *mp_report_pool(json_t *const *docs, const char *const *what, size_t n,
 	    json_object_set_new(pool, "complete", json_boolean(false)))
 		goto nomem;
 	json_array_foreach(json_object_get(pool, "scenarios"), i, sc) {
+		/* made again from every boot's, see pool_status() */
+		if (json_object_set_new(sc, "status", json_string("ok")))
+			goto nomem;
+		json_object_del(sc, "reason");
 		runs = pool_runs(sc,
 				 json_string_value(json_object_get(sc, "name")),
 				 docs, what, n, err);

@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 # The harness scripts' shared shell, sourced first by the scripts of
 # scripts/ and kernel-patch/scripts/ (one place for what each of them
-# used to define for itself):
+# used to define for itself; for scripts that are run, not sourced by
+# another script that uses it):
 #
 #   top            the checkout's top directory
 #   here           the directory of the script that sourced this file

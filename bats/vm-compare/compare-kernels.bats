@@ -15,9 +15,9 @@
 
 # conf KEY: the value of KEY in /mpctl/compare.conf
 conf() {
-	local k v
-	while IFS='=' read -r k v; do
-		[ "$k" != "$1" ] || { printf '%s\n' "$v"; return 0; }
+	local line
+	while IFS= read -r line; do
+		[ "${line%%=*}" != "$1" ] || { printf '%s\n' "${line#*=}"; return 0; }
 	done </mpctl/compare.conf
 	echo "compare.conf: no $1" >&2
 	return 1
@@ -43,12 +43,17 @@ emit() {
 }
 
 @test "mpctl-compare-kernels report" {
-	local v2 lru_gen other_lru report relru warmup rc
+	local v2 lru_gen other_lru report relru warmup w rc
 	[ -x /mpctl/bin/mpctl ] || { echo "no /mpctl/bin/mpctl" >&2; return 1; }
-	v2=$(conf v2) && lru_gen=$(conf lru_gen) && other_lru=$(conf other_lru) &&
-		read -r -a report <<<"$(conf report)" &&
-		read -r -a relru <<<"$(conf relru)" &&
-		read -r -a warmup <<<"$(conf warmup)" || return 1
+	v2=$(conf v2) && lru_gen=$(conf lru_gen) &&
+		other_lru=$(conf other_lru) || return 1
+	# the arguments: words, split here (a missing key fails the test)
+	w=$(conf report) || return 1
+	read -r -a report <<<"$w"
+	w=$(conf relru) || return 1
+	read -r -a relru <<<"$w"
+	w=$(conf warmup) || return 1
+	read -r -a warmup <<<"$w"
 	if [ "$v2" = 1 ]; then
 		echo "+memory +mempressure" >/sys/fs/cgroup/unified/cgroup.subtree_control
 	else

@@ -135,13 +135,16 @@ scale) suites=(/mpctl/bats/vm-bench/*-scale.bats) ;;
 trace) suites=(/mpctl/bats/vm-bench/*-trace.bats) ;;
 *) echo "MPCTL-INIT unknown mpctl.boot=$group"; exit 1 ;;
 esac
+# (the groups that name their files; "all" and "repro" name directories)
 if [ "$(arg host_suites 1)" = 0 ]; then
 	kept=()
 	for f in "${suites[@]}"; do
 		case $f in *-host-suites.bats) ;; *) kept+=("$f") ;; esac
 	done
+	if [ ${#kept[@]} -lt ${#suites[@]} ]; then
+		echo "MPCTL-INIT host suites left out (mpctl.host_suites=0)"
+	fi
 	suites=("${kept[@]}")
-	echo "MPCTL-INIT host suites left out (mpctl.host_suites=0)"
 fi
 echo "MPCTL-INIT boot group $group: ${suites[*]##*/}"
 
