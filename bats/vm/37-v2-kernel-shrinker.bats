@@ -424,11 +424,17 @@ neighbour_case() {
 	# do not fill the 128M limit (2026-12-07: 20 to 26 MiB on average,
 	# 6.12 and 6.1), so nothing needs memory back and the table
 	# compares nothing
+	# Or it reached the limit in every run and the 1 s ended before
+	# its next chunk: in the det boot 125 and 126 misses of 1M against
+	# the 128M limit, OOM-killed or not by a few instructions (2026-12-08,
+	# 6.12, the same binary but for the workload table's refactor)
 	if ! jq -e '.scenarios[] | select(.name == "strategy-none") |
-		.metrics.oom_kills.min >= 1' "$doc" >&2; then
+		.metrics.oom_kills.min >= 1 or
+		.metrics.peak_usage_ratio.min >= 0.97' "$doc" >&2; then
 		! mp_debug_kernel ||
 			skip "the debug kernel did not fill the limit in the 1 s runs"
-		fail "strategy-none survived: the workload does not need memory back"
+		fail "strategy-none neither OOM-killed nor at its limit: the workload does not need memory back: $(jq -c \
+			'.scenarios[] | select(.name == "strategy-none") | .metrics | {oom_kills, peak_usage_ratio}' "$doc")"
 	fi
 	# kernel-lazyfree may never be asked: reclaim takes its MADV_FREE
 	# chunks by itself, which is the point of it
