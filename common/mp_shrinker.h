@@ -43,7 +43,7 @@
 
 #include "mp_emulator.h"
 #include "mp_err.h"
-#include "mp_pressure.h"
+#include "mp_backend.h"
 
 struct mp_child;
 

@@ -9,7 +9,9 @@
 #
 #   scripts/check-layers.sh    exit 0, or 1 with what breaks the rule
 #
-# A module is a .c and its .h (mp_target.c and mp_target.h); an edge is an
+# A module is a .c and its .h (mp_target.c and mp_target.h), and its _int.h
+# if it has one (mp_pressure_int.h: the inside it shows the layer above,
+# which that layer's own files include); an edge is an
 # #include "..." of another module's header, read from the sources (the
 # cycle) and from the compiler's dependencies, gcc -MM (the layering).
 set -euo pipefail
@@ -52,8 +54,10 @@ cycles() {
 	local edges out
 	edges=$(for f in "$1"/*.[ch]; do
 		from=$(basename "${f%.[ch]}")
+		from=${from%_int}
 		sed -n 's/^#include "\([^"]*\)\.h".*/\1/p' "$f" |
 			while read -r to; do
+				to=${to%_int}
 				[ "$to" = "$from" ] || [ ! -e "$1/$to.h" ] ||
 					echo "$to $from"
 			done
