@@ -348,6 +348,7 @@ static const struct mp_backend_row rows[MP_BACKEND_NR] = {
 		.probe = probe_mempressure,
 		.open = open_mempressure,
 		.levels = mempressure_levels,
+		.kernel_shrinker = true,
 	},
 	[MP_BACKEND_MEMCG] = {
 		.name = "memcg",
@@ -433,6 +434,16 @@ enum mp_backend mp_backend_pick(enum mp_use use)
 	for (b = prefer[use]; *b != MP_BACKEND_AUTO; b++)
 		if (!mp_backend_probe(*b, NULL))
 			return *b;
+	return MP_BACKEND_AUTO;
+}
+
+enum mp_backend mp_backend_kernel_shrinker(void)
+{
+	int i;
+
+	for (i = 0; i < MP_BACKEND_NR; i++)
+		if (rows[i].kernel_shrinker)
+			return i;
 	return MP_BACKEND_AUTO;
 }
 

@@ -39,6 +39,11 @@ struct mp_backend_row {
 	/* the kernel interface's level names; NULL: mp_level_name()'s */
 	const char *const *levels;
 	unsigned int takes; /* enum mp_backend_takes */
+	/*
+	 * Its kernel has a shrinker (mempressure.shrinker) that register
+	 * and stress register with rather than emulate one; one row at most.
+	 */
+	bool kernel_shrinker;
 };
 
 /* Backends and the order in which each use prefers them (one table). */
@@ -61,6 +66,8 @@ const char *mp_level_native(enum mp_backend b, enum mp_level l);
 int mp_backend_probe(enum mp_backend b, struct mp_err *err);
 /* The preferred backend present for a use, or MP_BACKEND_AUTO. */
 enum mp_backend mp_backend_pick(enum mp_use use);
+/* the backend whose row has the kernel's shrinker, present or not */
+enum mp_backend mp_backend_kernel_shrinker(void);
 /* whether b takes every option in opt (auto takes them all) */
 bool mp_backend_takes(enum mp_backend b, unsigned int opt);
 /* the first backend that takes every option in opt, else auto */

@@ -941,7 +941,7 @@ static const char *skip_reason(const struct suite *su, const struct scenario *s)
 		return "stress-ng is not installed";
 	if ((s->needs_kernel_shrinker ||
 	     (w && (w->needs & STRESS_NEEDS_KERNEL_SHRINKER))) &&
-	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &err))
+	    mp_backend_probe(mp_backend_kernel_shrinker(), &err))
 		return w	     ? KERNEL_ONLY :
 		       s->why_kernel ? s->why_kernel :
 				       "no kernel shrinker: the same as "
