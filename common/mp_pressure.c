@@ -9,19 +9,16 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <poll.h>
 #include <unistd.h>
 #include <linux/capability.h>
-#include <linux/magic.h>
 
 #include "mp_parse.h"
 #include "mp_pressure.h"
 #include "mp_pressure_int.h"
-#include "mp_target.h"
 #include "mp_thread.h"
 
 #define PSI_WINDOW_MIN_US    500000ULL
