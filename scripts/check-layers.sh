@@ -10,8 +10,8 @@
 #   scripts/check-layers.sh    exit 0, or 1 with what breaks the rule
 #
 # A module is a .c and its .h (mp_target.c and mp_target.h), and its _int.h
-# if it has one (mp_pressure_int.h: the inside it shows the layer above,
-# which that layer's own files include); an edge is an
+# if it has one (mp_pressure_int.h: the inside it shows the module above it
+# in common/, never cmd/ or stress/); an edge is an
 # #include "..." of another module's header, read from the sources (the
 # cycle) and from the compiler's dependencies, gcc -MM (the layering).
 set -euo pipefail
@@ -38,6 +38,13 @@ done
 for f in stress/*.c; do
 	upward "$f" cmd
 done
+
+# a module's _int.h (its inside) is for common/ alone
+deps=$(grep -l '^#include "[^"]*_int\.h"' cmd/*.[ch] stress/*.[ch] 2>/dev/null || true)
+if [ -n "$deps" ]; then
+	echo "a module's inside (_int.h) included outside common/: $deps" >&2
+	rc=1
+fi
 
 # lib/ stands alone: compiled with nothing but its own directory
 for f in lib/*.c; do
