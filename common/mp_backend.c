@@ -3,8 +3,9 @@
  * The backends as rows: see mp_backend.h. Each backend is a probe (is it
  * on this machine), an open function (what it registers on a new source,
  * through mp_pressure_int.h) and a row in rows[] below; the order in
- * which each use prefers them is prefer[]. mp_source_open() asks the rows
- * and nothing else knows a backend by its case.
+ * which each use prefers them is prefer[]. mp_source_open(), info and
+ * the shrinker ask the rows; the few places that still name a backend
+ * are listed in doc/HACKING.md.
  */
 #include <errno.h>
 #include <inttypes.h>
