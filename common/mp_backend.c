@@ -466,15 +466,30 @@ enum mp_backend mp_backend_taking(unsigned int opt)
 
 /* ---- opening a source ---------------------------------------------------- */
 
+/*
+ * The backend cfg names; with auto, the one its options name (--mode
+ * first), or auto when it sets none.
+ */
+static enum mp_backend cfg_backend(const struct mp_source_cfg *cfg)
+{
+	if (cfg->backend != MP_BACKEND_AUTO)
+		return cfg->backend;
+	if (cfg->mode_set)
+		return mp_backend_taking(MP_TAKES_MODE);
+	if (cfg->psi_set)
+		return mp_backend_taking(MP_TAKES_PSI);
+	return MP_BACKEND_AUTO;
+}
+
 unsigned int mp_backend_refuses(const struct mp_source_cfg *cfg)
 {
 	unsigned int set = (cfg->mode_set ? MP_TAKES_MODE : 0) |
 			   (cfg->psi_set ? MP_TAKES_PSI : 0);
+	enum mp_backend b = cfg_backend(cfg);
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(opts); i++)
-		if ((set & opts[i].opt) &&
-		    !mp_backend_takes(cfg->backend, opts[i].opt))
+		if ((set & opts[i].opt) && !mp_backend_takes(b, opts[i].opt))
 			return opts[i].opt;
 	return 0;
 }
@@ -523,7 +538,7 @@ static int source_open_one(const struct mp_source_cfg *cfg,
 int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 		   struct mp_err *err)
 {
-	enum mp_backend b = cfg->backend, fb;
+	enum mp_backend b = cfg_backend(cfg), fb;
 	const struct mp_target *t = cfg->target;
 	struct mp_target *own = NULL;
 	struct env_watch *w = NULL;
@@ -531,22 +546,16 @@ int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
 	bool picked = false;
 	int ret = -1;
 
-	/*
-	 * The one check of the options against the row. With auto, --mode
-	 * and --psi choose their backend (--mode first: a psi trigger
-	 * beside it is not refused, and memcg does not read it).
-	 */
+	/* the one check of the options against the row */
 	if (refuse_opts(cfg, err))
 		return -1;
 	if (b == MP_BACKEND_AUTO) {
-		b = cfg->mode_set ? mp_backend_taking(MP_TAKES_MODE) :
-		    cfg->psi_set  ? mp_backend_taking(MP_TAKES_PSI) :
-				    mp_backend_pick(MP_USE_EVENTS);
+		b = mp_backend_pick(MP_USE_EVENTS);
 		if (b == MP_BACKEND_AUTO)
 			return mp_errf(
 				err, MP_EXIT_UNAVAILABLE, 0,
 				"no memory pressure interface: no mempressure, memcg v1 or PSI");
-		picked = !cfg->mode_set && !cfg->psi_set;
+		picked = true;
 	}
 	if (!t) {
 		own = mp_target_new(NULL);

@@ -75,8 +75,9 @@ enum mp_backend mp_backend_taking(unsigned int opt);
 
 /*
  * The first option cfg sets (in the order they are refused: --psi, then
- * --mode) that cfg->backend's row does not take, 0 if none; auto takes
- * every option and picks the backend that does.
+ * --mode) that its backend's row does not take, 0 if none. With auto,
+ * the options name the backend (--mode first), so that a mode and a psi
+ * trigger together are refused too.
  */
 unsigned int mp_backend_refuses(const struct mp_source_cfg *cfg);
 /*
