@@ -295,6 +295,10 @@ thrash() {
 	mpctl listen -b psi --mode local -t 100ms
 	assert_failure 64
 	assert_output "mpctl listen: --mode applies to the memcg backend only"
+	# each names its backend: together, without -b, they disagree
+	mpctl listen --mode local --psi 'some 100000 1000000' -t 100ms
+	assert_failure 64
+	assert_output "mpctl listen: --psi applies to the psi backend only"
 }
 
 @test "listen: a missing cgroup fails with status 1" {

@@ -27,6 +27,7 @@
 #include "mp_metrics.h"
 #include "mp_output.h"
 #include "mp_parse.h"
+#include "mp_backend.h"
 #include "mp_pressure.h"
 #include "mp_sched.h"
 #include "mp_spawn.h"
@@ -757,19 +758,18 @@ static void listen_stop(const struct listen_opts *o, struct listener *l)
 }
 
 /*
- * --mode and --psi name their backend: say so in the options' words
- * (the library would refuse them too, without naming options).
+ * --mode and --psi are options of the backends whose row takes them: say
+ * so in the options' words (the library would refuse them too, without
+ * naming options).
  */
 static int check_backend_opts(const struct listen_opts *o)
 {
-	enum mp_backend b = o->cfg.backend;
+	unsigned int opt = mp_backend_refuses(&o->cfg);
 
-	if (o->cfg.psi_set && b != MP_BACKEND_PSI && b != MP_BACKEND_AUTO) {
-		cmd_error("--psi applies to the psi backend only");
-		return MP_EXIT_USAGE;
-	}
-	if (o->cfg.mode_set && b != MP_BACKEND_MEMCG && b != MP_BACKEND_AUTO) {
-		cmd_error("--mode applies to the memcg backend only");
+	if (opt) {
+		cmd_error("%s applies to the %s backend only",
+			  opt == MP_TAKES_PSI ? "--psi" : "--mode",
+			  mp_backend_name(mp_backend_taking(opt)));
 		return MP_EXIT_USAGE;
 	}
 	if (metrics_stdout(o) && o->json) {

@@ -14,6 +14,7 @@
 #include "mp_info.h"
 #include "mp_json.h"
 #include "mp_memstat.h"
+#include "mp_backend.h"
 #include "mp_pressure.h"
 #include "mp_target.h"
 
@@ -64,7 +65,7 @@ static json_t *hierarchies(const struct mp_target *t)
 	return a;
 }
 
-static json_t *backends(void)
+json_t *mp_info_backends(bool reason_null)
 {
 	json_t *a = json_array();
 	struct mp_err err;
@@ -75,7 +76,9 @@ static json_t *backends(void)
 		json_t *o = json_pack("{s:s, s:b}", "name", mp_backend_name(b),
 				      "present", present);
 
-		mp_json_set(o, "reason", present ? NULL : json_string(err.msg));
+		if (!present || reason_null)
+			mp_json_set(o, "reason",
+				    present ? NULL : json_string(err.msg));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -180,7 +183,7 @@ json_t *mp_info(const char *cgroup, struct mp_err *err)
 	json_t *doc, *cmds;
 	struct mp_target *t;
 	struct utsname u;
-	enum mp_backend shr;
+	enum mp_backend shr, kb;
 
 	t = mp_target_new(cgroup);
 	doc = t ? mp_json_doc(MP_INFO_SCHEMA, MP_INFO_SCHEMA_VERSION) : NULL;
@@ -195,20 +198,19 @@ json_t *mp_info(const char *cgroup, struct mp_err *err)
 			    json_string(mp_system_mode(sys)));
 	json_object_set_new(doc, "cgroup", mp_json_str(cgroup ? cgroup : "."));
 	json_object_set_new(doc, "hierarchies", hierarchies(t));
-	json_object_set_new(doc, "backends", backends());
+	json_object_set_new(doc, "backends", mp_info_backends(true));
 	/* what each command picks with --backend auto */
-	shr = !mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL) ?
-		      MP_BACKEND_MEMPRESSURE :
-		      mp_backend_pick(MP_USE_EMULATION);
+	kb = mp_backend_kernel_shrinker();
+	shr = !mp_backend_probe(kb, NULL) ? kb :
+					    mp_backend_pick(MP_USE_EMULATION);
 	cmds = json_object();
 	json_object_set_new(cmds, "listen",
 			    backend_or_null(mp_backend_pick(MP_USE_EVENTS)));
 	json_object_set_new(cmds, "register", backend_or_null(shr));
 	json_object_set_new(cmds, "stress", backend_or_null(shr));
 	json_object_set_new(cmds, "shrinker",
-			    json_string(shr == MP_BACKEND_MEMPRESSURE ?
-						"kernel" :
-					shr == MP_BACKEND_AUTO ? "none" :
+			    json_string(shr == MP_BACKEND_AUTO ? "none" :
+					shr == kb	       ? "kernel" :
 								 "emulated"));
 	json_object_set_new(doc, "commands", cmds);
 	json_object_set_new(doc, "memory", memory(t));

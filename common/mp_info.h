@@ -10,12 +10,19 @@
 #define MP_INFO_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "mp_err.h"
 
 #define MP_INFO_SCHEMA	       "mpctl-info"
 #define MP_INFO_SCHEMA_VERSION 1
 
+/*
+ * The backends, each {name, present, reason}, as info and the report's
+ * system section list them. A present backend's reason is null in info's
+ * schema (reason_null), absent in the report's.
+ */
+json_t *mp_info_backends(bool reason_null);
 /* cgroup NULL: the caller's own. NULL with err on failure. */
 json_t *mp_info(const char *cgroup, struct mp_err *err);
 

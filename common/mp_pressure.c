@@ -9,67 +9,21 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <poll.h>
 #include <unistd.h>
 #include <linux/capability.h>
-#include <linux/magic.h>
 
 #include "mp_parse.h"
 #include "mp_pressure.h"
-#include "mp_target.h"
+#include "mp_pressure_int.h"
 #include "mp_thread.h"
 
 #define PSI_WINDOW_MIN_US    500000ULL
 #define PSI_WINDOW_MAX_US    10000000ULL
 #define PSI_UNPRIV_WINDOW_US 2000000ULL
-
-struct mp_watch {
-	int fd; /* eventfd: the kernel's (v1) or the relay's */
-	enum mp_level level;
-};
-
-/* A trigger file (PSI, cgroup2 mempressure.level) the relay thread polls. */
-struct mp_trigger {
-	int fd;
-	int watch;	    /* index of the watch it feeds */
-	bool events;	    /* cgroup2 memory.events: counters, no trigger */
-	uint64_t high, max; /* events: the counts last read */
-};
-
-/* the PSI triggers of each level, and memory.events */
-#define MP_TRIG_NR (MP_LEVEL_NR + 1)
-
-struct mp_source {
-	enum mp_backend backend;
-	enum mp_cg_version cgver;
-	struct mp_cgroup cg;
-	bool system;		  /* psi on /proc/pressure/memory */
-	char note[PATH_MAX + 64]; /* why it is not what was asked */
-	char file[PATH_MAX + 32];
-	int epfd;
-	/*
-	 * Filled in by mp_source_open() before the relay thread starts, and
-	 * only read afterwards, by the relay and by mp_source_read().
-	 */
-	int nwatch;
-	struct mp_watch watch[MP_LEVEL_NR];
-	int ntrig;
-	struct mp_trigger trig[MP_TRIG_NR];
-	int stop_fd; /* eventfd that ends the relay thread */
-	pthread_t relay;
-	bool relay_started;
-	atomic_bool trig_lost; /* a trigger file reported POLLERR */
-};
-
-static const char *const backend_names[MP_BACKEND_NR] = {
-	[MP_BACKEND_MEMPRESSURE] = "mempressure",
-	[MP_BACKEND_MEMCG] = "memcg",
-	[MP_BACKEND_PSI] = "psi",
-};
 
 static const char *const level_names[MP_LEVEL_NR] = {
 	[MP_LEVEL_LOW] = "low",
@@ -83,13 +37,6 @@ static const char *const mode_names[] = {
 	[MP_MODE_LOCAL] = "local",
 };
 
-const char *mp_backend_name(enum mp_backend b)
-{
-	if (b < 0 || b >= MP_BACKEND_NR)
-		return "auto";
-	return backend_names[b];
-}
-
 /* The index of s in names[0..n), or -1 with errno EINVAL. */
 static int name_index(const char *const *names, int n, const char *s)
 {
@@ -102,31 +49,9 @@ static int name_index(const char *const *names, int n, const char *s)
 	return -1;
 }
 
-int mp_backend_parse(const char *s, enum mp_backend *b)
-{
-	int i;
-
-	if (!strcmp(s, "auto")) {
-		*b = MP_BACKEND_AUTO;
-		return 0;
-	}
-	i = name_index(backend_names, MP_BACKEND_NR, s);
-	if (i < 0)
-		return -1;
-	*b = i;
-	return 0;
-}
-
 const char *mp_level_name(enum mp_level l)
 {
 	return l >= 0 && l < MP_LEVEL_NR ? level_names[l] : "unknown";
-}
-
-const char *mp_level_native(enum mp_backend b, enum mp_level l)
-{
-	if (b == MP_BACKEND_MEMPRESSURE && l == MP_LEVEL_CRITICAL)
-		return "oom";
-	return mp_level_name(l);
 }
 
 int mp_level_parse(const char *s, enum mp_level *l)
@@ -420,7 +345,7 @@ lost:
 			}
 			if (!(rev & POLLPRI))
 				continue;
-			if (src->backend != MP_BACKEND_MEMPRESSURE) {
+			if (!t->leveled) {
 				relay_signal(src, t->watch, 1);
 				continue;
 			}
@@ -454,8 +379,7 @@ static int relay_watches(struct mp_source *src)
 	int i, l;
 
 	for (i = 0; i < src->ntrig; i++) {
-		if (src->backend != MP_BACKEND_MEMPRESSURE &&
-		    !src->trig[i].events)
+		if (!src->trig[i].leveled && !src->trig[i].events)
 			continue;
 		for (l = src->watch[src->trig[i].watch].level + 1;
 		     l < MP_LEVEL_NR; l++)
@@ -465,7 +389,7 @@ static int relay_watches(struct mp_source *src)
 	return 0;
 }
 
-static int start_relay(struct mp_source *src, struct mp_err *err)
+int mp_source_start(struct mp_source *src, struct mp_err *err)
 {
 	int ret;
 
@@ -490,9 +414,8 @@ static int start_relay(struct mp_source *src, struct mp_err *err)
  * cgroup's cgroup.event_control. The eventfd stays ours; the others can be
  * closed once the kernel holds the registration.
  */
-static int v1_register(struct mp_source *src, const char *file,
-		       const char *args, enum mp_level level,
-		       struct mp_err *err)
+int mp_source_v1(struct mp_source *src, const char *file, const char *args,
+		 enum mp_level level, struct mp_err *err)
 {
 	char path[PATH_MAX + 64], cmd[128];
 	int efd = -1, lfd = -1, cfd = -1, n, ret = -1;
@@ -542,9 +465,8 @@ out:
  * A trigger written to an open file: PSI's "some 70000 1000000", or the
  * level name on a cgroup2 mempressure.level. poll() reports POLLPRI.
  */
-static int trigger_register(struct mp_source *src, const char *path,
-			    const char *trig, enum mp_level level,
-			    struct mp_err *err)
+int mp_source_trigger(struct mp_source *src, const char *path, const char *trig,
+		      enum mp_level level, bool leveled, struct mp_err *err)
 {
 	size_t len = strlen(trig) + 1;
 	int fd, e;
@@ -561,6 +483,7 @@ static int trigger_register(struct mp_source *src, const char *path,
 			       path);
 	}
 	src->trig[src->ntrig].fd = fd;
+	src->trig[src->ntrig].leveled = leveled;
 	src->trig[src->ntrig].watch = level_watch(src, level);
 	if (src->trig[src->ntrig].watch < 0) {
 		e = errno;
@@ -576,8 +499,8 @@ static int trigger_register(struct mp_source *src, const char *path,
  * counter changes, and high, max and oom change before a stall shows in
  * PSI's averages. A cgroup without the memory controller has no file.
  */
-static int events_register(struct mp_source *src, enum mp_level level,
-			   struct mp_err *err)
+int mp_source_events(struct mp_source *src, enum mp_level level,
+		     struct mp_err *err)
 {
 	struct mp_trigger *t = &src->trig[src->ntrig];
 	char path[PATH_MAX + 32];
@@ -598,402 +521,6 @@ static int events_register(struct mp_source *src, enum mp_level level,
 	}
 	src->ntrig++;
 	return 0;
-}
-
-static int open_memcg(struct mp_source *src, const struct mp_source_cfg *cfg,
-		      const struct mp_target *t, struct mp_err *err)
-{
-	const struct mp_cgroup *cg;
-	int l;
-
-	if (mp_backend_probe(MP_BACKEND_MEMCG, err) ||
-	    mp_target_get(t, MP_ROLE_MEMORY, &cg, err))
-		return -1;
-	src->cg = *cg;
-	/* one registration per level from the threshold up tells the level */
-	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
-		char args[64];
-
-		snprintf(args, sizeof(args), "%s%s%s", level_names[l],
-			 cfg->mode_set ? "," : "",
-			 cfg->mode_set ? mode_names[cfg->mode] : "");
-		if (v1_register(src, "memory.pressure_level", args, l, err))
-			return -1;
-	}
-	return 0;
-}
-
-static int open_mempressure(struct mp_source *src,
-			    const struct mp_source_cfg *cfg,
-			    const struct mp_target *t, struct mp_err *err)
-{
-	const struct mp_cgroup *cg;
-	char path[PATH_MAX + 32];
-	int l;
-
-	if (cfg->mode_set)
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"a propagation mode applies to the memcg backend only");
-	if (mp_backend_probe(MP_BACKEND_MEMPRESSURE, err) ||
-	    mp_target_get(t, MP_ROLE_MEMPRESSURE, &cg, err))
-		return -1;
-	src->cg = *cg;
-	src->cgver = cg->hier->version;
-	if (cg->hier->version == MP_CG_V1) {
-		for (l = cfg->level; l < MP_LEVEL_NR; l++)
-			if (v1_register(src, "mempressure.level",
-					mp_level_native(MP_BACKEND_MEMPRESSURE,
-							l),
-					l, err))
-				return -1;
-		return 0;
-	}
-	/* cgroup2: one trigger reports the highest level and a count */
-	snprintf(path, sizeof(path), "%s/mempressure.level", src->cg.dir);
-	return trigger_register(src, path,
-				mp_level_native(MP_BACKEND_MEMPRESSURE,
-						cfg->level),
-				cfg->level, err);
-}
-
-/* "some 70000 1000000": the trigger as PSI's files take it */
-static void psi_spec(char *buf, size_t size, const struct mp_psi_trigger *t)
-{
-	snprintf(buf, size, "%s %" PRIu64 " %" PRIu64,
-		 t->full ? "full" : "some", t->stall_us, t->window_us);
-}
-
-/* systemd.exec(5)'s memory pressure protocol, from the environment */
-struct env_watch {
-	char path[PATH_MAX];
-	char trig[256];
-};
-
-/*
- * *out: the watch $MEMORY_PRESSURE_WATCH names (allocated), or NULL when
- * it is unset or empty. -1 when it says off ("/dev/null", status 69) or
- * either variable is malformed (64). $MEMORY_PRESSURE_WRITE is the
- * trigger in base64, which systemd encodes with its terminating NUL;
- * without it the level's default trigger is written.
- */
-static int env_watch_get(const struct mp_source_cfg *cfg,
-			 struct env_watch **out, struct mp_err *err)
-{
-	const char *path = getenv("MEMORY_PRESSURE_WATCH");
-	const char *wr = getenv("MEMORY_PRESSURE_WRITE");
-	struct mp_psi_trigger def;
-	struct env_watch *w;
-	size_t len;
-
-	*out = NULL;
-	if (!path || !*path)
-		return 0;
-	if (!strcmp(path, "/dev/null"))
-		return mp_errf(
-			err, MP_EXIT_UNAVAILABLE, 0,
-			"memory pressure watching is off (MEMORY_PRESSURE_WATCH=/dev/null)");
-	if (path[0] != '/' || strlen(path) >= PATH_MAX)
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"invalid MEMORY_PRESSURE_WATCH '%s': not an absolute path",
-			path);
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "out of memory");
-	snprintf(w->path, sizeof(w->path), "%s", path);
-	if (!wr || !*wr) {
-		mp_psi_default(cfg->level, &def);
-		psi_spec(w->trig, sizeof(w->trig), &def);
-		goto ok;
-	}
-	if (mp_base64_decode(wr, w->trig, sizeof(w->trig), &len)) {
-		mp_errf(err, MP_EXIT_USAGE, 0,
-			"invalid MEMORY_PRESSURE_WRITE '%s': %s", wr,
-			errno == ERANGE ? "too long" : "not base64");
-		goto bad;
-	}
-	while (len && w->trig[len - 1] == '\0')
-		len--;
-	if (!len || strlen(w->trig) != len) {
-		mp_errf(err, MP_EXIT_USAGE, 0,
-			"invalid MEMORY_PRESSURE_WRITE '%s': not a trigger string",
-			wr);
-		goto bad;
-	}
-ok:
-	*out = w;
-	return 0;
-bad:
-	free(w);
-	return -1;
-}
-
-/*
- * What the service manager named must be a memory pressure file: the
- * system's /proc/pressure/memory, or a cgroup2 group's memory.pressure,
- * whose group labels the events (it may be another service's). Anything
- * else (a regular file, above all) would be written into: refused, 64.
- */
-static int env_watch_cgroup(struct mp_source *src, const struct mp_target *t,
-			    const struct env_watch *w, struct mp_err *err)
-{
-	const struct mp_system *sys = mp_system();
-	const struct mp_hier *h = &sys->hier[MP_ROLE_UNIFIED];
-	char real[PATH_MAX], *base;
-	const struct mp_cgroup *cg;
-	struct statfs fs;
-	size_t mlen;
-
-	if (!realpath(w->path, real) || statfs(real, &fs))
-		return mp_errf(err, -1, errno,
-			       "cannot open MEMORY_PRESSURE_WATCH '%s'",
-			       w->path);
-	base = strrchr(real, '/');
-	*base++ = '\0';
-	if (fs.f_type == PROC_SUPER_MAGIC && !strcmp(real, "/proc/pressure") &&
-	    !strcmp(base, "memory")) {
-		/* the system's: our own group's usage, as before */
-		if (!mp_target_get(t, MP_ROLE_UNIFIED, &cg, NULL))
-			src->cg = *cg;
-		else
-			snprintf(src->cg.path, sizeof(src->cg.path), "/");
-		return 0;
-	}
-	if (fs.f_type != CGROUP2_SUPER_MAGIC || strcmp(base, "memory.pressure"))
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"invalid MEMORY_PRESSURE_WATCH '%s': not a pressure file (a PSI file or a cgroup's memory.pressure)",
-			w->path);
-	/* our own group, or the one the file is in */
-	if (!mp_target_get(t, MP_ROLE_UNIFIED, &cg, NULL) &&
-	    !strcmp(cg->dir, real)) {
-		src->cg = *cg;
-		return 0;
-	}
-	mlen = strlen(h->mnt);
-	if (!sys->have[MP_ROLE_UNIFIED] || strncmp(real, h->mnt, mlen) ||
-	    (real[mlen] != '/' && real[mlen]))
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"invalid MEMORY_PRESSURE_WATCH '%s': not under the cgroup2 mount",
-			w->path);
-	src->cg.hier = h;
-	snprintf(src->cg.dir, sizeof(src->cg.dir), "%s", real);
-	snprintf(src->cg.path, sizeof(src->cg.path), "%s",
-		 real[mlen] ? real + mlen : "/");
-	return 0;
-}
-
-/* The file the service manager named, with its trigger, at the level. */
-static int open_env_watch(struct mp_source *src,
-			  const struct mp_source_cfg *cfg,
-			  const struct mp_target *t, const struct env_watch *w,
-			  struct mp_err *err)
-{
-	if (env_watch_cgroup(src, t, w, err))
-		return -1;
-	/* no memory.events beside it: the file may be any PSI file */
-	src->system = true;
-	snprintf(src->note, sizeof(src->note),
-		 "MEMORY_PRESSURE_WATCH: '%s' with trigger '%s'", w->path,
-		 w->trig);
-	return trigger_register(src, w->path, w->trig, cfg->level, err);
-}
-
-static int open_psi(struct mp_source *src, const struct mp_source_cfg *cfg,
-		    const struct mp_target *t, struct mp_err *err)
-{
-	const struct mp_system *sys = mp_system();
-	bool have_v2 = sys->have[MP_ROLE_UNIFIED];
-	struct mp_psi_trigger trig[MP_LEVEL_NR];
-	bool priv = mp_privileged();
-	const struct mp_cgroup *cg;
-	char path[PATH_MAX + 32];
-	int l;
-
-	if (cfg->mode_set)
-		return mp_errf(
-			err, MP_EXIT_USAGE, 0,
-			"a propagation mode applies to the memcg backend only");
-	/* check every trigger before touching the kernel */
-	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
-		if (cfg->psi_set && l == (int)cfg->level)
-			trig[l] = cfg->psi;
-		else
-			mp_psi_default(l, &trig[l]);
-		if (mp_psi_check(&trig[l], priv, err))
-			return -1;
-		/* an override replaces the one trigger asked for */
-		if (cfg->psi_set)
-			break;
-	}
-	if (mp_backend_probe(MP_BACKEND_PSI, err))
-		return -1;
-	if (have_v2) {
-		const struct mp_cgroup *v1;
-
-		if (mp_target_get(t, MP_ROLE_UNIFIED, &cg, err)) {
-			/* PSI is cgroup2's: say where the cgroup is */
-			if (err->errnum == ENOENT &&
-			    !mp_target_get(t, MP_ROLE_MEMORY, &v1, NULL) &&
-			    v1->hier->version == MP_CG_V1)
-				return mp_errf(
-					err, MP_EXIT_UNAVAILABLE, 0,
-					"cgroup '%s' exists only in the cgroup v1 memory hierarchy, and PSI is per cgroup on cgroup2 only: use -b memcg, or -c / for system-wide PSI",
-					t->user);
-			return -1;
-		}
-		src->cg = *cg;
-		snprintf(path, sizeof(path), "%s/memory.pressure", src->cg.dir);
-	}
-	if (!have_v2 || (access(path, F_OK) && !strcmp(src->cg.path, "/"))) {
-		if (!t->own && strcmp(t->user, "/"))
-			return mp_errf(
-				err, MP_EXIT_UNAVAILABLE, 0,
-				"no cgroup2 hierarchy for '%s': only system-wide PSI is present",
-				t->user);
-		mp_syspath(path, sizeof(path), "/proc/pressure/memory");
-		src->system = true;
-		snprintf(src->cg.path, sizeof(src->cg.path), "/");
-	} else if (!priv && access(path, W_OK) && errno == EACCES) {
-		/*
-		 * A root-owned memory.pressure takes no trigger of ours; the
-		 * system-wide file does, with the kernel's unprivileged
-		 * rules (2 s windows, checked above).
-		 */
-		snprintf(src->note, sizeof(src->note),
-			 "'%s' is not writable: system-wide PSI", path);
-		mp_syspath(path, sizeof(path), "/proc/pressure/memory");
-		src->system = true;
-	}
-	if (!src->system && events_register(src, cfg->level, err))
-		return -1;
-	for (l = cfg->level; l < MP_LEVEL_NR; l++) {
-		char spec[96];
-
-		psi_spec(spec, sizeof(spec), &trig[l]);
-		if (trigger_register(src, path, spec, l, err))
-			return -1;
-		if (cfg->psi_set)
-			break;
-	}
-	return 0;
-}
-
-static int source_open_one(const struct mp_source_cfg *cfg,
-			   const struct mp_target *t, enum mp_backend b,
-			   const struct env_watch *w, struct mp_source **out,
-			   struct mp_err *err)
-{
-	struct mp_source *src;
-	int ret;
-
-	src = calloc(1, sizeof(*src));
-	if (!src)
-		return mp_errf(err, MP_EXIT_FAILURE, errno, "out of memory");
-	src->backend = b;
-	src->cgver = MP_CG_V1;
-	src->stop_fd = -1;
-	src->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (src->epfd < 0) {
-		free(src);
-		return mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_create1");
-	}
-	switch (b) {
-	case MP_BACKEND_MEMPRESSURE:
-		ret = open_mempressure(src, cfg, t, err);
-		break;
-	case MP_BACKEND_MEMCG:
-		ret = open_memcg(src, cfg, t, err);
-		break;
-	case MP_BACKEND_PSI:
-		src->cgver = MP_CG_V2;
-		ret = w ? open_env_watch(src, cfg, t, w, err) :
-			  open_psi(src, cfg, t, err);
-		break;
-	default:
-		ret = mp_errf(err, MP_EXIT_USAGE, 0, "unknown backend");
-	}
-	if (!ret)
-		ret = start_relay(src, err);
-	if (ret) {
-		mp_source_close(src);
-		return -1;
-	}
-	*out = src;
-	return 0;
-}
-
-int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
-		   struct mp_err *err)
-{
-	enum mp_backend b = cfg->backend;
-	const struct mp_target *t = cfg->target;
-	struct mp_target *own = NULL;
-	struct env_watch *w = NULL;
-	struct mp_err first;
-	bool picked = false;
-	int ret = -1;
-
-	if (cfg->psi_set && b != MP_BACKEND_PSI && b != MP_BACKEND_AUTO)
-		return mp_errf(err, MP_EXIT_USAGE, 0,
-			       "a psi trigger applies to the psi backend only");
-	if (b == MP_BACKEND_AUTO) {
-		/* --mode and --psi choose their backend */
-		b = cfg->mode_set ? MP_BACKEND_MEMCG :
-		    cfg->psi_set  ? MP_BACKEND_PSI :
-				    mp_backend_pick(MP_USE_EVENTS);
-		if (b == MP_BACKEND_AUTO)
-			return mp_errf(
-				err, MP_EXIT_UNAVAILABLE, 0,
-				"no memory pressure interface: no mempressure, memcg v1 or PSI");
-		picked = !cfg->mode_set && !cfg->psi_set;
-	}
-	if (!t) {
-		own = mp_target_new(NULL);
-		if (!own)
-			return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "cgroup");
-		t = own;
-	}
-	if (cfg->env_watch && t->own && !cfg->mode_set && !cfg->psi_set &&
-	    env_watch_get(cfg, &w, err))
-		goto out;
-	if (w) {
-		ret = source_open_one(cfg, t, MP_BACKEND_PSI, w, out, err);
-		goto out;
-	}
-	if (!source_open_one(cfg, t, b, NULL, out, err)) {
-		ret = 0;
-		goto out;
-	}
-	/*
-	 * A backend chosen for the user that this user may not use (an
-	 * unprivileged caller and a root-owned cgroup.event_control): PSI,
-	 * which takes unprivileged triggers, if it is there; the reason
-	 * becomes the source's note (-v says it)
-	 */
-	if (!picked || b == MP_BACKEND_PSI || err->status != MP_EXIT_NOPERM ||
-	    mp_backend_probe(MP_BACKEND_PSI, NULL))
-		goto out;
-	first = *err;
-	if (source_open_one(cfg, t, MP_BACKEND_PSI, NULL, out, err)) {
-		*err = first;
-		goto out;
-	}
-	{
-		char note[sizeof((*out)->note)];
-
-		snprintf(note, sizeof(note), "%s: %s; fell back to psi%s%s",
-			 mp_backend_name(b), first.msg,
-			 (*out)->note[0] ? "; " : "", (*out)->note);
-		snprintf((*out)->note, sizeof((*out)->note), "%s", note);
-	}
-	ret = 0;
-out:
-	free(w);
-	free(own);
-	return ret;
 }
 
 int mp_source_group(struct mp_source *const *src, int n, struct mp_err *err)
@@ -1080,6 +607,25 @@ int mp_source_read(struct mp_source *src, struct mp_event *ev,
 		return mp_errf(err, MP_EXIT_FAILURE, 0,
 			       "lost the trigger on '%s'", src->file);
 	return got;
+}
+
+struct mp_source *mp_source_new(enum mp_backend b, struct mp_err *err)
+{
+	struct mp_source *src = calloc(1, sizeof(*src));
+
+	if (!src) {
+		mp_errf(err, MP_EXIT_FAILURE, errno, "out of memory");
+		return NULL;
+	}
+	src->backend = b;
+	src->stop_fd = -1;
+	src->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (src->epfd < 0) {
+		mp_errf(err, MP_EXIT_FAILURE, errno, "epoll_create1");
+		free(src);
+		return NULL;
+	}
+	return src;
 }
 
 void mp_source_close(struct mp_source *src)

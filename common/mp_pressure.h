@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * One pressure-source interface, three backends.
+ * One pressure-source interface, over the backends of mp_backend.h:
  *
  *  mempressure  the mempressure cgroup of a patched kernel (v1 hierarchy
  *               mounted with -o mempressure, or cgroup2 with the controller)
@@ -11,7 +11,8 @@
  * A source is opened for a cgroup and a threshold level. Its file
  * descriptor (an epoll instance) becomes readable when events are pending;
  * mp_source_read() then collects them into one struct mp_event. Nothing
- * here prints.
+ * here prints. What a backend is, and which one a source uses, is
+ * mp_backend.h's: this module knows watches and trigger files only.
  */
 #ifndef MP_PRESSURE_H
 #define MP_PRESSURE_H
@@ -19,10 +20,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "mp_backend.h"
 #include "mp_cgroup.h"
 #include "mp_clock.h"
 #include "mp_err.h"
+
+/* The backends (their rows, and opening a source: mp_backend.h). */
+enum mp_backend {
+	MP_BACKEND_AUTO = -1,
+	MP_BACKEND_MEMPRESSURE = 0,
+	MP_BACKEND_MEMCG,
+	MP_BACKEND_PSI,
+	MP_BACKEND_NR,
+};
 
 enum mp_level {
 	MP_LEVEL_LOW = 0,
@@ -72,11 +81,8 @@ struct mp_event {
 struct mp_source;
 struct mp_target;
 
-const char *mp_backend_name(enum mp_backend b);
-int mp_backend_parse(const char *s, enum mp_backend *b);
 const char *mp_level_name(enum mp_level l);
-/* the name the backend's kernel interface uses ("oom" for mempressure) */
-const char *mp_level_native(enum mp_backend b, enum mp_level l);
+/* a level's name, or "oom" (the mempressure ABI's name of critical) */
 int mp_level_parse(const char *s, enum mp_level *l);
 const char *mp_mode_name(enum mp_mode m);
 int mp_mode_parse(const char *s, enum mp_mode *m);
@@ -94,8 +100,7 @@ int mp_psi_check(const struct mp_psi_trigger *t, bool privileged,
 void mp_psi_default(enum mp_level l, struct mp_psi_trigger *t);
 bool mp_privileged(void);
 
-int mp_source_open(const struct mp_source_cfg *cfg, struct mp_source **out,
-		   struct mp_err *err);
+/* A source is opened by mp_source_open() (mp_backend.h). */
 /* Readable (POLLIN) when events are pending. */
 int mp_source_fd(const struct mp_source *src);
 /*

@@ -77,9 +77,11 @@ const char *mp_shrinker_mode_name(enum mp_shrinker_mode m)
 
 bool mp_shrinker_wants_kernel(const struct mp_shrinker_cfg *cfg)
 {
-	return cfg->backend == MP_BACKEND_MEMPRESSURE ||
+	enum mp_backend kb = mp_backend_kernel_shrinker();
+
+	return (cfg->backend == kb && kb != MP_BACKEND_AUTO) ||
 	       (cfg->backend == MP_BACKEND_AUTO && !cfg->emulate &&
-		!mp_backend_probe(MP_BACKEND_MEMPRESSURE, NULL));
+		!mp_backend_probe(kb, NULL));
 }
 
 static struct mp_shrinker *sh_new(void)
@@ -187,12 +189,14 @@ static int open_kernel(struct mp_shrinker *sh, const struct mp_target *t,
 	struct mpctl_shrinker *reg;
 	const struct mp_cgroup *cg;
 
-	if (mp_backend_probe(MP_BACKEND_MEMPRESSURE, err) ||
+	enum mp_backend kb = mp_backend_kernel_shrinker();
+
+	if (mp_backend_probe(kb, err) ||
 	    mp_target_get(t, MP_ROLE_MEMPRESSURE, &cg, err))
 		return -1;
 	sh->cg = *cg;
 	sh->have_cg = true;
-	sh->backend = MP_BACKEND_MEMPRESSURE;
+	sh->backend = kb;
 	if (mpctl_shrinker_register(sh->cg.dir, sh->chunk, &reg, &le))
 		return lib_err(err,
 			       le.errnum == ENOENT ? MP_EXIT_UNAVAILABLE :
@@ -221,22 +225,23 @@ static int open_source(struct mp_shrinker *sh,
 		/* without a cgroup or backend, the service manager's file */
 		.env_watch = cfg->backend == MP_BACKEND_AUTO,
 	};
+	enum mp_backend fb = mp_backend_pick(MP_USE_UNPRIVILEGED);
 	bool picked = false;
 	int ret;
 
+	/* the kernel's shrinker's backend is emulated over another */
 	if (scfg.backend == MP_BACKEND_AUTO ||
-	    scfg.backend == MP_BACKEND_MEMPRESSURE) {
+	    scfg.backend == mp_backend_kernel_shrinker()) {
 		scfg.backend = mp_backend_pick(MP_USE_EMULATION);
 		if (scfg.backend == MP_BACKEND_AUTO)
 			scfg.backend = MP_BACKEND_PSI; /* its error, below */
 		picked = true;
 	}
 	ret = mp_source_open(&scfg, src, err);
-	/* chosen for the user, and not theirs to use: PSI, as listen does */
-	if (ret && picked && scfg.backend != MP_BACKEND_PSI &&
-	    err->status == MP_EXIT_NOPERM &&
-	    !mp_backend_probe(MP_BACKEND_PSI, NULL)) {
-		scfg.backend = MP_BACKEND_PSI;
+	/* chosen for the user, and not theirs to use: as listen does */
+	if (ret && picked && fb != MP_BACKEND_AUTO && scfg.backend != fb &&
+	    err->status == MP_EXIT_NOPERM) {
+		scfg.backend = fb;
 		ret = mp_source_open(&scfg, src, err);
 	}
 	if (ret) {
@@ -392,10 +397,12 @@ int mp_shrinker_open(const struct mp_shrinker_cfg *cfg,
 	if (!cfg->chunk_size)
 		return mp_errf(err, MP_EXIT_USAGE, 0,
 			       "shrinker chunk size must not be zero");
-	if (cfg->backend == MP_BACKEND_MEMPRESSURE && cfg->emulate)
+	if (cfg->backend == mp_backend_kernel_shrinker() &&
+	    cfg->backend != MP_BACKEND_AUTO && cfg->emulate)
 		return mp_errf(
 			err, MP_EXIT_USAGE, 0,
-			"the mempressure backend is the kernel's shrinker: it cannot be emulated");
+			"the %s backend is the kernel's shrinker: it cannot be emulated",
+			mp_backend_name(cfg->backend));
 	sh = sh_new();
 	if (!sh)
 		return mp_errf(err, MP_EXIT_FAILURE, ENOMEM, "shrinker");
@@ -629,7 +636,7 @@ int mp_shrinker_client_from_env(struct mp_shrinker **out, struct mp_err *err)
 	/* the library checked the name; the emulated default is memcg */
 	sh->backend = MP_BACKEND_MEMCG;
 	if (sh->mode != MP_SHRINKER_EMULATED)
-		sh->backend = MP_BACKEND_MEMPRESSURE;
+		sh->backend = mp_backend_kernel_shrinker();
 	else if (e_backend)
 		mp_backend_parse(e_backend, &sh->backend);
 	*out = sh;

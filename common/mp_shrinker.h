@@ -41,9 +41,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "mp_backend.h"
 #include "mp_emulator.h"
 #include "mp_err.h"
-#include "mp_pressure.h"
 
 struct mp_child;
 

@@ -244,59 +244,6 @@ const char *mp_system_mode(const struct mp_system *sys)
 	return v1 && v2 ? "hybrid" : v1 ? "v1" : v2 ? "v2" : "none";
 }
 
-/* ---- backends ------------------------------------------------------- */
-
-static const enum mp_backend prefer[MP_USE_NR][MP_BACKEND_NR + 1] = {
-	/* the patched kernel's controller, then vmpressure, then PSI */
-	[MP_USE_EVENTS] = { MP_BACKEND_MEMPRESSURE, MP_BACKEND_MEMCG,
-			    MP_BACKEND_PSI, MP_BACKEND_AUTO },
-	/* memcg's vmpressure first: PSI needs a v2 memory cgroup */
-	[MP_USE_EMULATION] = { MP_BACKEND_MEMCG, MP_BACKEND_PSI,
-			       MP_BACKEND_AUTO },
-};
-
-int mp_backend_probe(enum mp_backend b, struct mp_err *err)
-{
-	const struct mp_system *sys = mp_system();
-
-	switch (b) {
-	case MP_BACKEND_MEMPRESSURE:
-		if (sys->have[MP_ROLE_MEMPRESSURE])
-			return 0;
-		if (sys->kernel_mempressure)
-			return mp_errf(
-				err, MP_EXIT_UNAVAILABLE, 0,
-				"the mempressure controller is not mounted (mount -t cgroup -o mempressure none DIR)");
-		return mp_errf(
-			err, MP_EXIT_UNAVAILABLE, 0,
-			"the kernel has no mempressure controller (not a patched kernel)");
-	case MP_BACKEND_MEMCG:
-		if (sys->pressure_level)
-			return 0;
-		return mp_errf(
-			err, MP_EXIT_UNAVAILABLE, 0,
-			"no cgroup v1 memory hierarchy with memory.pressure_level is mounted");
-	case MP_BACKEND_PSI:
-		if (sys->have[MP_ROLE_UNIFIED] || sys->psi_system)
-			return 0;
-		return mp_errf(
-			err, MP_EXIT_UNAVAILABLE, 0,
-			"no PSI: neither cgroup2 nor /proc/pressure/memory is present");
-	default:
-		return mp_errf(err, MP_EXIT_USAGE, 0, "unknown backend");
-	}
-}
-
-enum mp_backend mp_backend_pick(enum mp_use use)
-{
-	const enum mp_backend *b;
-
-	for (b = prefer[use]; *b != MP_BACKEND_AUTO; b++)
-		if (!mp_backend_probe(*b, NULL))
-			return *b;
-	return MP_BACKEND_AUTO;
-}
-
 /*
  * "cannot create cgroup 'PARENT/NAME'" without a double slash under the
  * root, and on v1, where nothing is delegated, what else works.

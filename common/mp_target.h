@@ -19,7 +19,8 @@
  * role returns that error, so that what a user sees does not depend on
  * which other hierarchies happen to exist.
  *
- * This module alone probes hierarchies and backends; nothing here prints.
+ * This module alone probes hierarchies (the interfaces in struct mp_system
+ * are what mp_backend.c's probes read); nothing here prints.
  */
 #ifndef MP_TARGET_H
 #define MP_TARGET_H
@@ -30,7 +31,6 @@
 
 #include "mp_cgroup.h"
 #include "mp_err.h"
-#include "mp_backend.h"
 
 enum mp_role {
 	MP_ROLE_MEMORY = 0,
@@ -176,16 +176,5 @@ void mp_parent_release(struct mp_parent *p);
  */
 int mp_cg_claim(const struct mp_cgroup *cg, int *fd, int *others,
 		struct mp_err *err);
-
-/* Backends and the order in which each use prefers them (one table). */
-enum mp_use {
-	MP_USE_EVENTS = 0, /* listen: the best interface present */
-	MP_USE_EMULATION,  /* a shrinker emulated over events */
-	MP_USE_NR,
-};
-/* 0 if the backend is present on this machine, else -1 and why (69). */
-int mp_backend_probe(enum mp_backend b, struct mp_err *err);
-/* The preferred backend present for a use, or MP_BACKEND_AUTO. */
-enum mp_backend mp_backend_pick(enum mp_use use);
 
 #endif

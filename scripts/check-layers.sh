@@ -9,7 +9,9 @@
 #
 #   scripts/check-layers.sh    exit 0, or 1 with what breaks the rule
 #
-# A module is a .c and its .h (mp_target.c and mp_target.h); an edge is an
+# A module is a .c and its .h (mp_target.c and mp_target.h), and its _int.h
+# if it has one (mp_pressure_int.h: the inside it shows the module above it
+# in common/, never cmd/ or stress/); an edge is an
 # #include "..." of another module's header, read from the sources (the
 # cycle) and from the compiler's dependencies, gcc -MM (the layering).
 set -euo pipefail
@@ -37,6 +39,13 @@ for f in stress/*.c; do
 	upward "$f" cmd
 done
 
+# a module's _int.h (its inside) is for common/ alone
+deps=$(grep -l '^#include "[^"]*_int\.h"' cmd/*.[ch] stress/*.[ch] 2>/dev/null || true)
+if [ -n "$deps" ]; then
+	echo "a module's inside (_int.h) included outside common/: $deps" >&2
+	rc=1
+fi
+
 # lib/ stands alone: compiled with nothing but its own directory
 for f in lib/*.c; do
 	if ! deps=$($CC -MM -D_GNU_SOURCE "$f" 2>&1) ||
@@ -52,8 +61,10 @@ cycles() {
 	local edges out
 	edges=$(for f in "$1"/*.[ch]; do
 		from=$(basename "${f%.[ch]}")
+		from=${from%_int}
 		sed -n 's/^#include "\([^"]*\)\.h".*/\1/p' "$f" |
 			while read -r to; do
+				to=${to%_int}
 				[ "$to" = "$from" ] || [ ! -e "$1/$to.h" ] ||
 					echo "$to $from"
 			done

@@ -24,9 +24,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "mp_backend.h"
 #include "mp_cgroup.h"
 #include "mp_clock.h"
 #include "mp_json.h"
+#include "mp_info.h"
 #include "mp_memstat.h"
 #include "mp_parse.h"
 #include "mp_pressure.h"
@@ -844,12 +846,11 @@ static json_t *mem_json(const struct mp_meminfo *mi, unsigned int bit,
 
 static json_t *system_json(void)
 {
-	json_t *sys = json_object(), *be = json_array();
 	const struct mp_system *ms = mp_system();
+	json_t *sys = json_object();
 	struct mp_meminfo mi;
 	struct utsname u;
-	struct mp_err err;
-	int b;
+	enum mp_backend b;
 
 	uname(&u);
 	json_object_set_new(sys, "kernel_release", json_string(u.release));
@@ -872,16 +873,7 @@ static json_t *system_json(void)
 			    json_boolean(ms->v1_memory));
 	json_object_set_new(sys, "cgroup_v2_memory",
 			    json_boolean(ms->v2_memory));
-	for (b = 0; b < MP_BACKEND_NR; b++) {
-		bool ok = !mp_backend_probe(b, &err);
-		json_t *e = json_pack("{s:s, s:b}", "name", mp_backend_name(b),
-				      "present", ok);
-
-		if (!ok)
-			json_object_set_new(e, "reason", json_string(err.msg));
-		json_array_append_new(be, e);
-	}
-	json_object_set_new(sys, "backends", be);
+	json_object_set_new(sys, "backends", mp_info_backends(false));
 	b = mp_backend_pick(MP_USE_EVENTS);
 	mp_json_set(sys, "default_backend",
 		    b == MP_BACKEND_AUTO ? NULL :
@@ -949,7 +941,7 @@ static const char *skip_reason(const struct suite *su, const struct scenario *s)
 		return "stress-ng is not installed";
 	if ((s->needs_kernel_shrinker ||
 	     (w && (w->needs & STRESS_NEEDS_KERNEL_SHRINKER))) &&
-	    mp_backend_probe(MP_BACKEND_MEMPRESSURE, &err))
+	    mp_backend_probe(mp_backend_kernel_shrinker(), &err))
 		return w	     ? KERNEL_ONLY :
 		       s->why_kernel ? s->why_kernel :
 				       "no kernel shrinker: the same as "

@@ -16,6 +16,7 @@
 #include "mp_err.h"
 #include "mp_json.h"
 #include "mp_parse.h"
+#include "mp_backend.h"
 #include "mp_pressure.h"
 
 static void unescape(char *s)
