@@ -664,7 +664,8 @@ static int do_compare(struct report_opts *o)
 	if (!o->allow_empty && (mp_report_usable(base, o->args[0], &err) ||
 				mp_report_usable(cur, o->args[1], &err)))
 		goto fail;
-	if (!o->force && mp_report_alike(base, cur, &err))
+	if (!o->force &&
+	    mp_report_alike(base, cur, " (--force compares them anyway)", &err))
 		goto fail;
 	cmp = mp_report_compare(base, cur, &copts, &err);
 	if (!cmp)

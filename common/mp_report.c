@@ -1397,10 +1397,8 @@ static void differ(json_t *b, json_t *c, const char *where, const char *key,
 	free(sc);
 }
 
-/* what mp_report_alike()'s message adds for --compare */
-#define FORCE_HINT " (--force compares them anyway)"
-
-int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err)
+int mp_report_alike(const json_t *base, const json_t *cur, const char *hint,
+		    struct mp_err *err)
 {
 	static const char *const settings[] = {
 		"limit_bytes",
@@ -1448,9 +1446,8 @@ int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err)
 	}
 	if (buf[0])
 		return mp_errf(err, MP_EXIT_DATAERR, 0,
-			       "the reports did not measure the same thing" FORCE_HINT
-			       ": %s",
-			       buf);
+			       "the reports did not measure the same thing%s: %s",
+			       hint, buf);
 	return 0;
 }
 
@@ -1604,15 +1601,9 @@ json_t *mp_report_pool(json_t *const *docs, const char *const *what, size_t n,
 				what[0], what[i]);
 			return NULL;
 		}
-		if (i && mp_report_alike(docs[0], docs[i], err)) {
-			/* --compare's hint; --pool has no --force */
-			char *p = strstr(err->msg, FORCE_HINT);
-
-			if (p)
-				memmove(p, p + strlen(FORCE_HINT),
-					strlen(p + strlen(FORCE_HINT)) + 1);
+		/* --pool has no --force */
+		if (i && mp_report_alike(docs[0], docs[i], "", err))
 			return NULL;
-		}
 		if (json_is_false(json_object_get(docs[i], "complete")))
 			complete = false;
 	}

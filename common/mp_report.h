@@ -126,9 +126,11 @@ struct mp_compare_opts {
  * scenario's run parameters that shape the numbers (limit, duration,
  * chunk, threads, overcommit, swap, the backend asked for and the one
  * that ran, emulation, hog, strategy, the shrinker's mode). 0, or -1 with err (MP_EXIT_DATAERR) naming every
- * difference ("scenario: key BASE -> NEW; ...").
+ * difference ("scenario: key BASE -> NEW; ..."), after @hint (the
+ * caller's way around it, " (--force ...)", or "").
  */
-int mp_report_alike(const json_t *base, const json_t *cur, struct mp_err *err);
+int mp_report_alike(const json_t *base, const json_t *cur, const char *hint,
+		    struct mp_err *err);
 
 /*
  * Compare two reports. Returns the comparison document (schema
