@@ -15,6 +15,15 @@
 #     STATUS" to FILE when the runner failed (STATUS != 0): a runner that
 #     dies or fails without a "not ok" line must not pass.
 
+# tap_plan FILE: sets plan (results its plans promise) and results (the
+# numbered ones that came; "not ok - ..." lines, tap_status's and a VM
+# run's, are beyond any plan)
+tap_plan() {
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$1" |
+		awk '{ t += $1 } END { print t + 0 }')
+	results=$(grep -Ec '^(not )?ok [0-9]' "$1") || :
+}
+
 tap_count() {
 	local f plan results p s n missing
 	tap_passed=0 tap_failed=0 tap_skipped=0
@@ -23,11 +32,7 @@ tap_count() {
 		p=$(grep -E '^ok ' "$f" | grep -vc '# skip') || :
 		s=$(grep -Ec '^ok .*# skip' "$f") || :
 		n=$(grep -Ec '^not ok ' "$f") || :
-		plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$f" |
-			awk '{ t += $1 } END { print t + 0 }')
-		# the plan's results are numbered; "not ok - ..." lines
-		# (tap_status's, a VM run's) are beyond it
-		results=$(grep -Ec '^(not )?ok [0-9]' "$f") || :
+		tap_plan "$f"
 		missing=0
 		if [ "$plan" -gt "$results" ]; then
 			missing=$((plan - results))
@@ -47,9 +52,7 @@ tap_failures() {
 			/^not ok / { print f ": " $0; d = 8; next }
 			d > 0 && /^#/ { print "    " $0; d--; next }
 			{ d = 0 }' "$f"
-		plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$f" |
-			awk '{ t += $1 } END { print t + 0 }')
-		results=$(grep -Ec '^(not )?ok [0-9]' "$f") || :
+		tap_plan "$f"
 		[ "$plan" -le "$results" ] ||
 			echo "${f##*/}: $((plan - results)) of $plan planned results never came"
 	done
